@@ -1,0 +1,39 @@
+"""The demo dataset `hbench-demo@1.0`: five tiny shell tasks shipped with hbench.
+
+`registry.json` beside this file names the tasks by paths relative to the
+repository's root. `materialize()` copies the tasks elsewhere and writes a
+registry whose paths are absolute, so the dataset runs from any folder.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+DATASET_NAME = "hbench-demo"
+DATASET_VERSION = "1.0"
+DATASET_REF = f"{DATASET_NAME}@{DATASET_VERSION}"
+HERE = Path(__file__).parent
+TASKS_DIR = HERE / "tasks"
+
+
+def task_names() -> list[str]:
+    """The demo's task names, sorted."""
+    return sorted(p.name for p in TASKS_DIR.iterdir() if (p / "task.toml").is_file())
+
+
+def materialize(dest: Path) -> Path:
+    """Copy the demo tasks under `dest` and return the path of a registry.json naming them."""
+    dest = dest.resolve()
+    tasks_dest = dest / "tasks"
+    if tasks_dest.exists():
+        shutil.rmtree(tasks_dest)
+    shutil.copytree(TASKS_DIR, tasks_dest)
+    spec = json.loads((HERE / "registry.json").read_text())
+    for dataset in spec:
+        for task in dataset["tasks"]:
+            task["path"] = str(tasks_dest / task["name"])
+    registry = dest / "registry.json"
+    registry.write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
+    return registry

@@ -1,0 +1,4 @@
+#!/bin/bash
+# Grades the task: writes 1 or 0 to /logs/verifier/reward.txt.
+set -u
+if [ "$(tr -d "[:space:]" < /app/sum.txt 2>/dev/null)" = "5050" ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
