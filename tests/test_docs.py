@@ -1,0 +1,23 @@
+"""Docs are held to the code: every rule code is documented once, and nothing else is."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hbench.rules import DOCS_PAGE, RULE_CODES
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def documented_codes() -> list[str]:
+    text = (ROOT / DOCS_PAGE).read_text()
+    return re.findall(r"^### `([a-z0-9-]+)`$", text, flags=re.MULTILINE)
+
+
+def test_every_rule_code_is_documented_once() -> None:
+    documented = documented_codes()
+    duplicated = {code for code in documented if documented.count(code) > 1}
+    assert not duplicated, f"documented more than once: {sorted(duplicated)}"
+    assert sorted(RULE_CODES - set(documented)) == [], "codes missing from the docs"
+    assert sorted(set(documented) - RULE_CODES) == [], "docs name codes the code lacks"
