@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export HARBOR_TELEMETRY := 0
 
-.PHONY: help venv demo test lint typecheck check bench clean
+.PHONY: help venv system-deps demo test lint typecheck check bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -17,10 +17,21 @@ $(PY): pyproject.toml .python-version
 
 venv: $(PY)  ## build the virtual environment from .python-version, Harbor included
 
-demo: $(PY)  ## the README's first command: run the demo dataset end to end
-	$(PY) -m hbench.demo.walkthrough
+# Debian packages the demo and the tests need: bubblewrap for the sandbox, chromium for page tests.
+SYSTEM_TOOLS := bwrap:bubblewrap chromium:chromium git:git
+system-deps:  ## install the Debian packages the demo and tests need, if missing
+	@missing=""; for pair in $(SYSTEM_TOOLS); do \
+	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  sudo=""; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+	  echo "installing:$$missing"; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing >/dev/null; \
+	fi
 
-test: $(PY)  ## the README's second command: lint, type-check and run every test
+demo: system-deps $(PY)  ## the README's first command: run the demo dataset end to end
+	$(PY) -m app.walkthrough
+
+test: system-deps $(PY)  ## the README's second command: lint, type-check and run every test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy

@@ -11,6 +11,8 @@ import json
 import shutil
 from pathlib import Path
 
+from hbench.sandbox import IMPORT_PATH
+
 DATASET_NAME = "hbench-demo"
 DATASET_VERSION = "1.0"
 DATASET_REF = f"{DATASET_NAME}@{DATASET_VERSION}"
@@ -37,3 +39,22 @@ def materialize(dest: Path) -> Path:
     registry = dest / "registry.json"
     registry.write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
     return registry
+
+
+def demo_spec(
+    registry: Path, job_name: str, *, agent: str = "oracle", n_attempts: int = 1
+) -> dict[str, object]:
+    """A Harbor job config running the demo dataset in the bubblewrap sandbox.
+
+    The service issues specs of this shape for the demo board; tests and the
+    walkthrough use it to run the demo without a service.
+    """
+    return {
+        "job_name": job_name,
+        "n_attempts": n_attempts,
+        "agents": [{"name": agent}],
+        "environment": {"import_path": IMPORT_PATH},
+        "datasets": [
+            {"name": DATASET_NAME, "version": DATASET_VERSION, "registry_path": str(registry)}
+        ],
+    }

@@ -1,0 +1,161 @@
+"""`hbench jobs …`: resume, verify, pack and upload a job folder."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from hbench.cli.output import (
+    byte_progress,
+    console,
+    errors,
+    folder_size,
+    handled,
+    print_problems,
+    seal_with_progress,
+)
+from hbench.errors import HbenchError, Problem
+from hbench.jobs.manifest import verify as verify_manifest
+from hbench.jobs.pack import pack_to_path
+from hbench.jobs.reader import Job, completeness_problems, read_job
+from hbench.limits import UPLOAD_MAX_BYTES
+from hbench.runner import resume_job
+from hbench.upload import UploadAnswer, auth_headers, send_archive
+
+app = typer.Typer(help="Resume, verify, pack and upload job folders.", no_args_is_help=True)
+
+JobPath = Annotated[
+    Path,
+    typer.Option(
+        "--path", "-p", help="The job's own folder, such as jobs/<job-name>.", file_okay=False
+    ),
+]
+MIB = 1024 * 1024
+
+
+@app.command()
+def resume(job_path: JobPath) -> None:
+    """Continue a stopped job with Harbor, then seal it again."""
+    with handled():
+        resume_job(job_path)
+        manifest = seal_with_progress(job_path)
+    console.print(f"[green]✓[/green] resumed and sealed {job_path} ({len(manifest.files)} files)")
+
+
+def job_problems(job_dir: Path) -> tuple[Job | None, list[Problem]]:
+    """Everything wrong with a job: integrity against its manifest, then finished and complete."""
+    with byte_progress("verifying", folder_size(job_dir)) as advance:
+        problems = list(verify_manifest(job_dir, progress=advance))
+    try:
+        job = read_job(job_dir)
+    except HbenchError as error:
+        return None, [*problems, *error.problems]
+    return job, [*problems, *completeness_problems(job)]
+
+
+@app.command()
+def verify(job_path: JobPath) -> None:
+    """Check a job: unchanged since it was sealed, finished, and every planned trial has a result.
+
+    Exits 0 when all of it holds and 1 otherwise, printing each problem with its rule code.
+    """
+    with handled():
+        job, problems = job_problems(job_path)
+    if problems:
+        print_problems(problems)
+        raise typer.Exit(code=1)
+    assert job is not None  # noqa: S101 - read_job succeeded when there are no problems
+    console.print(summary_table(job))
+    console.print(f"[green]✓[/green] {job_path} is sealed, finished and complete")
+
+
+def summary_table(job: Job) -> Table:
+    table = Table(title=f"job {job.job_name}", show_header=False)
+    table.add_row("job id", job.job_id)
+    table.add_row("datasets", ", ".join(job.dataset_refs) or "-")
+    table.add_row("agents", ", ".join(job.agent_names) or "-")
+    table.add_row("models", ", ".join(job.model_names) or "-")
+    table.add_row("trials", str(len(job.trials)))
+    table.add_row("score", f"{job.score:.3f}")
+    for k, value in sorted(job.pass_at_k.items()):
+        table.add_row(f"pass@{k}", f"{value:.3f}")
+    return table
+
+
+@app.command()
+def pack(
+    job_path: JobPath,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="The archive to write (job.tgz).")
+    ] = None,
+) -> None:
+    """Pack the job's own folder into a deterministic .tar.gz (the same bytes every time)."""
+    target = output or Path(f"{job_path.name}.tgz")
+    with handled():
+        result = pack_to_path(job_path, target)
+    cap = UPLOAD_MAX_BYTES / MIB
+    size = result.size / MIB
+    console.print(
+        f"[green]✓[/green] wrote {target}: {size:.2f} MiB of the {cap:.0f} MiB upload cap"
+    )
+    if result.size > UPLOAD_MAX_BYTES:
+        print_problems([Problem("pack-too-large", f"{size:.1f} MiB is over the {cap:.0f} MiB cap")])
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def upload(
+    job_path: Annotated[Path, typer.Argument(help="The job's own folder, such as jobs/<job>.")],
+    url: Annotated[str, typer.Option("--url", help="The upload endpoint, …/api/bench/uploads.")],
+    token_env: Annotated[
+        str | None,
+        typer.Option("--token-env", help="The variable holding your API token (hpg_…)."),
+    ] = None,
+    header: Annotated[
+        list[str] | None,
+        typer.Option("--header", "-H", help='A header to send, such as "hpg-run-token: hpr_…".'),
+    ] = None,
+) -> None:
+    """Verify the job, pack it, stream it to the service, and print the service's answer.
+
+    Exits 1 when the job fails its checks here or the service refuses it.
+    """
+    with handled():
+        api_token = os.environ.get(token_env, "") if token_env else None
+        headers = auth_headers(api_token, header or [])
+        _, problems = job_problems(job_path)
+        if problems:
+            print_problems(problems)
+            errors.print("The service would refuse this job; nothing was sent.")
+            raise typer.Exit(code=1)
+        answer = _pack_and_send(job_path, url, headers)
+    print_answer(answer)
+    if not answer.accepted:
+        raise typer.Exit(code=1)
+
+
+def _pack_and_send(job_path: Path, url: str, headers: dict[str, str]) -> UploadAnswer:
+    with tempfile.TemporaryDirectory(prefix="hbench-upload-") as scratch:
+        archive = Path(scratch) / f"{job_path.name}.tgz"
+        result = pack_to_path(job_path, archive)
+        if result.size > UPLOAD_MAX_BYTES:
+            raise HbenchError(
+                "pack-too-large",
+                f"the packed job is {result.size / MIB:.1f} MiB, over the "
+                f"{UPLOAD_MAX_BYTES / MIB:.0f} MiB upload cap",
+            )
+        with byte_progress("uploading", result.size) as advance:
+            return send_archive(url, archive, headers, progress=advance)
+
+
+def print_answer(answer: UploadAnswer) -> None:
+    if answer.accepted:
+        console.print_json(data=answer.body)
+        return
+    print_problems(answer.problems())
+    errors.print(f"[dim]The service answered {answer.status_code}.[/dim]")

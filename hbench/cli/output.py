@@ -1,0 +1,76 @@
+"""How the CLI speaks: one console, problems printed with their rule codes, byte progress bars."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
+from hbench.errors import HbenchError, Problem
+from hbench.jobs.manifest import Manifest, seal
+from hbench.rules import docs_link
+
+console = Console(highlight=False)
+errors = Console(stderr=True, highlight=False)
+
+
+def print_problems(problems: Iterable[Problem]) -> None:
+    """Print each problem on its own line, ending with its rule code."""
+    for problem in problems:
+        where = f"{escape(problem.path)}: " if problem.path else ""
+        errors.print(f"[red]✗[/red] {where}{escape(problem.detail)}")
+
+
+def fail(error: HbenchError) -> typer.Exit:
+    """Print an error's problems and where its code is explained; return the exit to raise."""
+    print_problems(error.problems)
+    errors.print(f"[dim]See {docs_link(error.code)} for what it means and how to fix it.[/dim]")
+    return typer.Exit(code=1)
+
+
+@contextmanager
+def handled() -> Iterator[None]:
+    """Turn an HbenchError into printed problems and exit status 1, never a traceback."""
+    try:
+        yield
+    except HbenchError as error:
+        raise fail(error) from None
+
+
+@contextmanager
+def byte_progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A progress bar over bytes; yields the callback that advances it."""
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(binary_units=True),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=errors,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(description, total=total)
+        yield lambda n: progress.advance(task, n)
+
+
+def folder_size(folder: Path) -> int:
+    """The total size of the regular files under a folder, for a progress bar's total."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def seal_with_progress(job_dir: Path, *, spec_digest: str | None = None) -> Manifest:
+    """Seal a job folder with a progress bar over the bytes hashed."""
+    with byte_progress("sealing", folder_size(job_dir)) as advance:
+        return seal(job_dir, spec_digest=spec_digest, progress=advance)

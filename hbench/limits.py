@@ -1,0 +1,36 @@
+"""Size limits on a job, shared by the client (which warns) and the service (which enforces).
+
+The two byte caps come from the user documentation ("Upload a job": 95 MiB as
+sent, 512 MiB unpacked). The other numbers bound what one job folder may hold
+so the service can check an upload in bounded time and memory; each is set well
+above what real Harbor jobs reach.
+"""
+
+from __future__ import annotations
+
+MIB = 1024 * 1024
+
+UPLOAD_MAX_BYTES = 95 * MIB
+"""The packed `.tar.gz` as sent. A full SWE-bench Verified job is 30 to 50 MiB."""
+
+UNPACKED_MAX_BYTES = 512 * MIB
+"""The sum of the sizes of the files in the archive, once unpacked."""
+
+MAX_FILES = 100_000
+"""Regular files in one job. A Harbor trial writes about 10 to 40 files, so this allows
+500 tasks x 5 attempts with room to spare, while bounding the manifest the service reads."""
+
+MAX_DEPTH = 32
+"""Path components below the job folder. Harbor's deepest are about six
+(`<trial>/artifacts/logs/artifacts/...`); agents' own logs add a few more."""
+
+MAX_PATH_BYTES = 1024
+"""A file's path below the job folder, in UTF-8 bytes: Linux's PATH_MAX is 4096, and
+extracting under a prefix must stay below it."""
+
+MAX_NAME_BYTES = 255
+"""One path component in UTF-8 bytes: the NAME_MAX of ext4, APFS and most file systems."""
+
+MANIFEST_MAX_BYTES = 32 * MIB
+"""`manifest.json` itself: about 200 bytes per file, so MAX_FILES files need about 20 MiB.
+The service reads the manifest into memory, so it must be bounded before parsing."""

@@ -1,0 +1,115 @@
+"""Running Harbor for hbench: a spec as it was issued, or the resume of a stopped job.
+
+hbench never edits the spec: it hands the file to `harbor run --config` and adds
+only the two flags the service allows to differ (`--jobs-dir`, `--max-retries`).
+Sealing the finished folder is the caller's next step.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hbench.errors import HbenchError
+
+DEFAULT_JOBS_DIR = "jobs"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """An issued job config, parsed only as far as hbench needs to find the job's folder."""
+
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def job_name(self) -> str | None:
+        name = self.data.get("job_name")
+        return name if isinstance(name, str) and name else None
+
+    def jobs_dir(self, override: Path | None) -> Path:
+        if override is not None:
+            return override
+        configured = self.data.get("jobs_dir")
+        return Path(configured) if isinstance(configured, str) else Path(DEFAULT_JOBS_DIR)
+
+
+def load_spec(path: Path) -> Spec:
+    """Read a spec file; it must be a JSON object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise HbenchError("spec-invalid", f"no spec file at {path}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise HbenchError("spec-invalid", f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise HbenchError("spec-invalid", f"{path} holds JSON, but not an object of job settings")
+    return Spec(path=path, data=data)
+
+
+def harbor_binary() -> str:
+    """The `harbor` command beside this Python, else on PATH, else an error saying how to get it."""
+    beside = Path(sys.executable).with_name("harbor")
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("harbor")
+    if found is None:
+        raise HbenchError(
+            "harbor-missing",
+            "Harbor is not installed here; install it with: pip install 'hbench[harbor]'",
+        )
+    return found
+
+
+def harbor_env() -> dict[str, str]:
+    """The environment Harbor runs in: the caller's, with Harbor's telemetry turned off."""
+    return {**os.environ, "HARBOR_TELEMETRY": "0"}
+
+
+def run_spec(spec: Spec, *, jobs_dir: Path | None = None, max_retries: int | None = None) -> Path:
+    """Run Harbor on the spec as it is; return the job's folder."""
+    root = spec.jobs_dir(jobs_dir)
+    before = _job_folders(root)
+    argv = [harbor_binary(), "run", "--config", str(spec.path), "--yes"]
+    if jobs_dir is not None:
+        argv += ["--jobs-dir", str(jobs_dir)]
+    if max_retries is not None:
+        argv += ["--max-retries", str(max_retries)]
+    _run(argv)
+    if spec.job_name is not None:
+        return root / spec.job_name
+    # Harbor names an unnamed job by the time it started: the one new folder is ours.
+    created = sorted(_job_folders(root) - before)
+    if len(created) != 1:
+        raise HbenchError("harbor-failed", f"could not tell which folder under {root} Harbor wrote")
+    return root / created[0]
+
+
+def resume_job(job_dir: Path) -> None:
+    """Continue a stopped job with Harbor, in place."""
+    if not (job_dir / "config.json").is_file():
+        raise HbenchError(
+            "job-not-harbor", f"{job_dir} has no config.json, so Harbor can't resume it"
+        )
+    _run([harbor_binary(), "job", "resume", "--job-path", str(job_dir)])
+
+
+def _job_folders(root: Path) -> set[str]:
+    if not root.is_dir():
+        return set()
+    return {p.name for p in root.iterdir() if (p / "config.json").is_file()}
+
+
+def _run(argv: list[str]) -> None:
+    """Run Harbor on this terminal, so its own progress display shows; fail on a non-zero exit."""
+    code = subprocess.run(argv, env=harbor_env(), check=False).returncode
+    if code != 0:
+        raise HbenchError(
+            "harbor-failed", f"Harbor exited with status {code}; its own output above says why"
+        )

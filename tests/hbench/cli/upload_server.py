@@ -1,0 +1,76 @@
+"""A small upload endpoint on loopback that records what the client sent.
+
+It stands in for the service until the service exists: it reads the streamed
+body, checks it is gzip, and answers with the service's error envelope or a
+canned acceptance.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class UploadServer:
+    url: str
+    received: list[Received] = field(default_factory=list)
+    answer_status: int = 201
+    answer_body: dict[str, Any] = field(
+        default_factory=lambda: {"id": "job-1", "status": "private", "score": 0.8}
+    )
+
+
+@contextmanager
+def upload_server() -> Iterator[UploadServer]:
+    state = UploadServer(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            body = self.rfile.read(length)
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            state.received.append(Received(self.path, headers, body))
+            status, answer = state.answer_status, state.answer_body
+            if headers.get("content-type") != "application/gzip" or not _is_gzip(body):
+                status, answer = 415, {"detail": "not gzip (upload-not-gzip)", "code": "x"}
+            payload = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/api/bench/uploads"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _is_gzip(body: bytes) -> bool:
+    try:
+        gzip.decompress(body)
+    except (OSError, EOFError):
+        return False
+    return True
