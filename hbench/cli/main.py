@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from hbench import __version__
-from hbench.cli import jobs
+from hbench.cli import jobs, registry
 from hbench.cli.run import run
 
 app = typer.Typer(
@@ -18,6 +18,7 @@ app.command(
     context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
 )(run)
 app.add_typer(jobs.app, name="jobs")
+app.add_typer(registry.app, name="registry")
 
 
 def _version(value: bool) -> None:

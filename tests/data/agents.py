@@ -40,10 +40,11 @@ class FlakyAgentError(RuntimeError):
 class FlakyAgent(BaseAgent):
     """Crashes the first time it meets each task in a job, then solves it like the oracle.
 
-    With `--max-retries 1` every trial crashes once and is retried; with
-    `-k 2 -n 1` one trial of each task crashes and the other runs. The marker
-    of "met this task" lives beside the job folder, not inside it, because
-    Harbor deletes a trial's folder before retrying it.
+    With `--max-retries 1` every trial crashes once and is retried; with `-k 2`
+    one trial of each task crashes and the other runs. The marker "met this
+    task" is kept per job id beside the dataset's `tasks/` folder: not in the
+    trial's folder, which Harbor deletes before a retry, and not in the job's,
+    so a copy of the job resumed elsewhere still remembers.
     """
 
     @staticmethod
@@ -62,8 +63,9 @@ class FlakyAgent(BaseAgent):
         _report_usage(context)
         trial_dir = Path(self.logs_dir).resolve().parent
         # Harbor gives only its own oracle the task's folder; the trial's config names it.
-        task_dir = Path(json.loads((trial_dir / "config.json").read_text())["task"]["path"])
-        marker = trial_dir.parent.parent / ".flaky-markers" / trial_dir.parent.name / task_dir.name
+        config = json.loads((trial_dir / "config.json").read_text())
+        task_dir = Path(config["task"]["path"])
+        marker = task_dir.parent.parent / ".flaky-markers" / config["job_id"] / task_dir.name
         marker.parent.mkdir(parents=True, exist_ok=True)
         try:
             marker.touch(exist_ok=False)  # atomic: one trial per task wins, even concurrently

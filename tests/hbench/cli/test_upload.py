@@ -134,4 +134,4 @@ def test_pack_twice_gives_the_same_bytes_and_tells_the_cap(
 
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert (tmp_path / "a.tgz").read_bytes() == (tmp_path / "b.tgz").read_bytes()
-    assert "of the 95 MiB cap" in first.stdout
+    assert "MiB of the 95 MiB upload cap" in first.stdout

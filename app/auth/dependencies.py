@@ -1,0 +1,126 @@
+"""Who is calling: the auth dependencies every protected endpoint declares.
+
+A request is signed in by an API token (`authorization: Bearer hpg_…`), or, in local
+mode only, as the local user when it comes from this machine. GitHub sign-in joins here
+with the GitHub App.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import uuid
+from dataclasses import dataclass
+from typing import Annotated, Literal
+from urllib.parse import urlsplit
+
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from app.auth.service import authenticate_api_token, ensure_account, refuse_denied
+from app.db.models import Account
+from app.dependencies import SessionDep, SettingsDep
+from app.settings import Settings
+from hbench.errors import HbenchError
+
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="API token",
+    description="An API token from Account settings: `authorization: Bearer hpg_…`.",
+)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The signed-in account, and how it signed in (API token or local session)."""
+
+    account: Account
+    via: Literal["token", "local"]
+    token_id: uuid.UUID | None = None
+
+
+def is_loopback(host: str | None) -> bool:
+    """Whether a host name or address is this machine's loopback."""
+    if not host:
+        return False
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def is_local_request(client: str | None, host: str | None, origin: str | None) -> bool:
+    """Whether a request comes from this machine and was meant for this machine.
+
+    The peer address alone is not enough: a web page in a local browser can reach the
+    loopback too. Its `Host` header then names its own domain (DNS rebinding), or its
+    `Origin` header names its site (a cross-site form), so both must be loopback as well.
+    """
+    if not is_loopback(client) or not is_loopback(host):
+        return False
+    return origin is None or is_loopback(urlsplit(origin).hostname)
+
+
+def current_caller(
+    request: Request,
+    session: SessionDep,
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+) -> Caller:
+    """The caller, from its API token or the local session; refuse anyone else."""
+    if credentials is not None:
+        row = authenticate_api_token(session, credentials.credentials)
+        return Caller(row.account, "token", row.id)
+    if request.headers.get("authorization"):
+        raise HbenchError(
+            "token-invalid", "the authorization header must be `Bearer hpg_…`, an API token"
+        )
+    client = request.client.host if request.client else None
+    if settings.mode == "local" and is_local_request(
+        client, request.url.hostname, request.headers.get("origin")
+    ):
+        return Caller(local_account(session, settings), "local")
+    raise HbenchError("auth-required", sign_in_hint(settings))
+
+
+def local_account(session: SessionDep, settings: Settings) -> Account:
+    # Local mode serves one person on their own machine: that user runs the instance,
+    # so it is its maintainer too.
+    account = ensure_account(session, settings.local_login, is_maintainer=True)
+    if not account.is_maintainer:  # made earlier by `hbench-app tokens create`
+        account.is_maintainer = True
+        session.commit()
+    refuse_denied(account)
+    return account
+
+
+def sign_in_hint(settings: Settings) -> str:
+    if settings.mode == "local":
+        return (
+            "sign in: send authorization: Bearer hpg_… (the local user is signed in only "
+            "for requests from this machine to 127.0.0.1 or localhost)"
+        )
+    return "sign in: send authorization: Bearer hpg_…, an API token from Account settings"
+
+
+def current_account(caller: Annotated[Caller, Depends(current_caller)]) -> Account:
+    """The signed-in account, however it signed in."""
+    return caller.account
+
+
+def session_account(caller: Annotated[Caller, Depends(current_caller)]) -> Account:
+    """The signed-in account, refusing API tokens: for making tokens, which a leaked
+    token must not be able to do."""
+    if caller.via == "token":
+        raise HbenchError(
+            "session-required",
+            "an API token can't create API tokens; sign in on the site, or run "
+            "`hbench-app tokens create --login NAME` on the service's machine",
+        )
+    return caller.account
+
+
+CurrentCaller = Annotated[Caller, Depends(current_caller)]
+CurrentAccount = Annotated[Account, Depends(current_account)]
+SessionAccount = Annotated[Account, Depends(session_account)]

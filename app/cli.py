@@ -1,0 +1,125 @@
+"""The `hbench-app` command: start the service, make API tokens, migrate the database."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import uvicorn
+
+from app.auth.service import create_api_token, ensure_account
+from app.db.migrate import current_revision, head_revision, upgrade
+from app.db.session import Database
+from app.main import create_app, prepare_state_dir
+from app.settings import Settings, is_login, load_settings
+from hbench.cli.output import fail
+from hbench.errors import HbenchError
+
+app = typer.Typer(
+    name="hbench-app",
+    help="Run the hbench service: the API, its database and its stores.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+tokens = typer.Typer(help="Make API tokens from the service's machine.", no_args_is_help=True)
+db = typer.Typer(help="Manage the service's database.", no_args_is_help=True)
+app.add_typer(tokens, name="tokens")
+app.add_typer(db, name="db")
+
+StateDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--state-dir",
+        help="Where the SQLite file and the blobs live (default: $HBENCH_STATE_DIR or ./.state).",
+        file_okay=False,
+    ),
+]
+
+
+def settings_for(state_dir: Path | None) -> Settings:
+    """The environment's settings, with the state directory given on the command line."""
+    try:
+        return load_settings(**({"state_dir": state_dir} if state_dir else {}))
+    except HbenchError as error:
+        raise fail(error) from None
+
+
+def migrated_database(settings: Settings) -> Database:
+    """The settings' database, created on first use and brought up to the newest schema."""
+    prepare_state_dir(settings)
+    database = Database(settings.effective_database_url)
+    upgrade(database.engine)
+    return database
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="The address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="The port to listen on.", min=0, max=65535)] = 8000,
+    state_dir: StateDir = None,
+) -> None:
+    """Start the service (local mode unless HBENCH_MODE says otherwise).
+
+    On first start this creates the state directory, its SQLite database and its blob
+    folder; every start brings the database up to the newest schema.
+    """
+    settings = settings_for(state_dir)
+    typer.echo(
+        f"hbench service in {settings.mode} mode, state in {settings.state_dir.resolve()}: "
+        f"http://{host}:{port}/docs",
+        err=True,
+    )
+    uvicorn.run(create_app(settings), host=host, port=port)
+
+
+def _check_login(value: str) -> str:
+    if not is_login(value):
+        raise typer.BadParameter("use a GitHub-style login: letters, digits and single hyphens")
+    return value
+
+
+def _check_name(value: str) -> str:
+    value = value.strip()
+    if not 1 <= len(value) <= 100:
+        raise typer.BadParameter("give the token a name of 1 to 100 characters")
+    return value
+
+
+@tokens.command("create")
+def tokens_create(
+    login: Annotated[
+        str, typer.Option(help="The account's login; created if new.", callback=_check_login)
+    ],
+    name: Annotated[str, typer.Option(help="What the token is for.", callback=_check_name)] = "cli",
+    state_dir: StateDir = None,
+) -> None:
+    """Print a new API token for an account, creating the account if needed.
+
+    Only the token goes to standard output, so `export HPG_API_TOKEN=$(hbench-app tokens
+    create --login me)` works; it is shown this once.
+    """
+    database = migrated_database(settings_for(state_dir))
+    try:
+        with database.session() as session:
+            account = ensure_account(session, login)
+            row, token = create_api_token(session, account, name)
+            typer.echo(
+                f"Created API token {row.prefix}… ({row.name!r}) for {account.login}; "
+                "it is shown only this once.",
+                err=True,
+            )
+    finally:
+        database.dispose()
+    typer.echo(token)
+
+
+@db.command("upgrade")
+def db_upgrade(state_dir: StateDir = None) -> None:
+    """Bring the database up to the newest schema (the service also does this on start)."""
+    database = migrated_database(settings_for(state_dir))
+    try:
+        revision = current_revision(database.engine)
+    finally:
+        database.dispose()
+    typer.echo(f"The database is at revision {revision} (newest: {head_revision()}).")

@@ -1,0 +1,1 @@
+"""The service's private state: SQLAlchemy models, engines and sessions, and migrations."""

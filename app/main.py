@@ -1,0 +1,84 @@
+"""The service as an ASGI app: `create_app` joins the routers, error handlers and resources.
+
+`uvicorn --factory app.main:create_app` and `hbench-app serve` both start it. Resources
+(database, blob store) open in the lifespan, after migrations bring the database to head.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app import health
+from app.auth import routes as auth_routes
+from app.blobs import LocalBlobStore
+from app.db.migrate import upgrade
+from app.db.session import Database
+from app.dependencies import Resources
+from app.errors import install_error_handlers
+from app.settings import Settings, get_settings
+from hbench import __version__
+
+DESCRIPTION = """\
+Issue runs, upload sealed Harbor jobs, and publish their scores.
+
+Every refusal is answered with one envelope, `{"detail", "code", "errors"}`, whose
+`code` is a rule code explained in `docs/rule-codes.md`.
+"""
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """The app, on the given settings or on those read from the environment."""
+    app = FastAPI(
+        title="hbench",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url="/docs",
+        redoc_url=None,
+    )
+    if settings is not None:
+        app.dependency_overrides[get_settings] = lambda: settings
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(auth_routes.router)
+    return app
+
+
+def app_settings(app: FastAPI) -> Settings:
+    """The settings the app's handlers see, overrides included."""
+    settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
+    return settings
+
+
+def prepare_state_dir(settings: Settings) -> None:
+    """Create the state directory and its blob folder on first start.
+
+    Only the user running the service may read it: it holds private jobs.
+    """
+    settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    settings.blob_dir.mkdir(parents=True, exist_ok=True)
+
+
+def open_resources(settings: Settings) -> Resources:
+    """Prepare the state directory, migrate the database to head, open the stores."""
+    prepare_state_dir(settings)
+    database = Database(settings.effective_database_url)
+    try:
+        upgrade(database.engine)
+    except BaseException:
+        database.dispose()
+        raise
+    return Resources(database=database, blobs=LocalBlobStore(settings.blob_dir))
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    resources = open_resources(app_settings(app))
+    app.state.resources = resources
+    try:
+        yield
+    finally:
+        resources.close()

@@ -1,0 +1,214 @@
+"""The service's settings: one typed object, read from `HBENCH_*` variables once, checked at start.
+
+Nothing else in the service reads the environment. Handlers get the settings through the
+`get_settings` dependency, which tests override with their own object. Every setting is
+explained in `docs/settings.md` (held to this class by `tests/app/test_settings.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from hbench.errors import HbenchError, Problem
+from hbench.limits import UNPACKED_MAX_BYTES, UPLOAD_MAX_BYTES
+
+ENV_PREFIX = "HBENCH_"
+
+# GitHub's own rules: a login is 1-39 alphanumerics or single hyphens, not at either end.
+# (pydantic's regex engine has no look-ahead, so the length is a separate check.)
+LOGIN_PATTERN = r"^[A-Za-z0-9](?:-?[A-Za-z0-9])*$"
+LOGIN_MAX_LENGTH = 39
+REPOSITORY_PATTERN = r"^[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}$"
+VERSION_PATTERN = r"^\d+\.\d+\.\d+$"
+
+# Values people paste from templates and examples. A secret that is one of these (or that
+# is this short) protects nothing, so GitHub mode refuses to start with it.
+PLACEHOLDER_SECRETS = frozenset(
+    {"changethis", "changeme", "change-me", "secret", "password", "placeholder", "example",
+     "test", "todo", "xxx", "none", "null", "default"}
+)  # fmt: skip
+MIN_SECRET_LENGTH = 16
+
+Mode = Literal["local", "github"]
+
+
+class Settings(BaseSettings):
+    """Everything the service is configured with; see `docs/settings.md`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="forbid", frozen=True, hide_input_in_errors=True
+    )
+
+    mode: Mode = "local"
+    state_dir: Path = Path(".state")
+    database_url: str | None = Field(default=None, repr=False)
+    local_login: str = Field(default="local", pattern=LOGIN_PATTERN, max_length=LOGIN_MAX_LENGTH)
+
+    github_app_id: int | None = Field(default=None, gt=0)
+    github_private_key: SecretStr | None = None
+    github_webhook_secret: SecretStr | None = None
+    github_client_id: str | None = None
+    github_client_secret: SecretStr | None = None
+    data_repository: str | None = Field(default=None, pattern=REPOSITORY_PATTERN)
+    maintainers: Annotated[tuple[str, ...], NoDecode] = ()
+
+    min_hbench_version: str = Field(default="0.3.0", pattern=VERSION_PATTERN)
+    upload_max_bytes: int = Field(default=UPLOAD_MAX_BYTES, gt=0)
+    unpacked_max_bytes: int = Field(default=UNPACKED_MAX_BYTES, gt=0)
+    run_token_lifetime: timedelta = Field(default=timedelta(hours=48), gt=timedelta(0))
+    publish_window: timedelta = Field(default=timedelta(days=30), gt=timedelta(0))
+
+    @field_validator("maintainers", mode="before")
+    @classmethod
+    def _split_logins(cls, value: object) -> object:
+        # `HBENCH_MAINTAINERS=alice, bob` reads better in an env file than a JSON list.
+        if isinstance(value, str):
+            return tuple(login.strip() for login in value.split(",") if login.strip())
+        return value
+
+    @field_validator("maintainers")
+    @classmethod
+    def _check_logins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [login for login in value if not is_login(login)]
+        if bad:
+            raise ValueError(f"not GitHub logins: {', '.join(bad)}")
+        return value
+
+    @field_validator("run_token_lifetime", "publish_window", mode="before")
+    @classmethod
+    def _seconds_as_duration(cls, value: object) -> object:
+        # pydantic reads ISO 8601 (`PT48H`) from a string, but not a plain count of seconds.
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value)
+        return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _check_database_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("sqlite", "postgresql+psycopg://")):
+            raise ValueError("use sqlite:///PATH or postgresql+psycopg://USER@HOST:PORT/NAME")
+        return value
+
+    @model_validator(mode="after")
+    def _refuse_unsafe_github_mode(self) -> Settings:
+        # An HbenchError is not a ValueError, so pydantic lets it through unwrapped,
+        # carrying every problem at once rather than the first.
+        problems = github_mode_problems(self)
+        if problems:
+            raise HbenchError.from_problems(problems)
+        return self
+
+    @property
+    def sqlite_path(self) -> Path:
+        """The SQLite file used when no `database_url` is set."""
+        return self.state_dir / "hbench.sqlite3"
+
+    @property
+    def blob_dir(self) -> Path:
+        """The folder of the local blob store: job archives and their files."""
+        return self.state_dir / "blobs"
+
+    @property
+    def data_repository_dir(self) -> Path:
+        """The local git repository that holds public state in local mode."""
+        return self.state_dir / "data"
+
+    @property
+    def effective_database_url(self) -> str:
+        """`database_url`, or the SQLite file in the state directory."""
+        return self.database_url or f"sqlite+pysqlite:///{self.sqlite_path.resolve()}"
+
+    def is_maintainer(self, login: str) -> bool:
+        """Whether a GitHub login is one of the maintainers (logins ignore case)."""
+        return login.lower() in {name.lower() for name in self.maintainers}
+
+
+GITHUB_REQUIRED: tuple[tuple[str, str], ...] = (
+    ("github_app_id", "the GitHub App's id, from its settings page"),
+    ("github_private_key", "the App's private key (PEM), generated on its settings page"),
+    ("github_webhook_secret", "the webhook secret entered on the App's settings page"),
+    ("github_client_id", "the App's OAuth client id"),
+    ("github_client_secret", "an OAuth client secret generated on the App's settings page"),
+    ("data_repository", "the data repository, as owner/name"),
+)
+GITHUB_SECRETS = ("github_webhook_secret", "github_client_secret")
+
+
+def github_mode_problems(settings: Settings) -> list[Problem]:
+    """Every reason these settings can't run in GitHub mode (none in local mode)."""
+    if settings.mode != "github":
+        return []
+    problems = [
+        Problem("settings-missing", f"GitHub mode needs {env_name(field)}: {what}")
+        for field, what in GITHUB_REQUIRED
+        if getattr(settings, field) is None
+    ]
+    for field in GITHUB_SECRETS:
+        secret: SecretStr | None = getattr(settings, field)
+        if secret is not None and is_placeholder(secret.get_secret_value()):
+            problems.append(
+                Problem(
+                    "settings-placeholder-secret",
+                    f"{env_name(field)} is a placeholder or shorter than {MIN_SECRET_LENGTH} "
+                    "characters; set it to a long random value",
+                )
+            )
+    key = settings.github_private_key
+    if key is not None and not looks_like_pem_key(key.get_secret_value()):
+        problems.append(
+            Problem(
+                "settings-placeholder-secret",
+                f"{env_name('github_private_key')} is not a PEM private key; set it to the "
+                "contents of the .pem file GitHub generated",
+            )
+        )
+    return problems
+
+
+def is_login(name: str) -> bool:
+    """Whether a name is a valid GitHub login."""
+    return len(name) <= LOGIN_MAX_LENGTH and re.fullmatch(LOGIN_PATTERN, name) is not None
+
+
+def is_placeholder(secret: str) -> bool:
+    """A secret copied from an example, or too short to resist guessing."""
+    value = secret.strip()
+    return len(value) < MIN_SECRET_LENGTH or value.lower() in PLACEHOLDER_SECRETS
+
+
+def looks_like_pem_key(text: str) -> bool:
+    return bool(re.search(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.+-----END", text, re.DOTALL))
+
+
+def env_name(field: str) -> str:
+    return f"{ENV_PREFIX}{field.upper()}"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read the settings from the environment (overrides win), or refuse with every problem."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]  # keyword overrides of fields
+    except ValidationError as error:
+        raise HbenchError.from_problems(
+            [
+                Problem(
+                    "settings-invalid",
+                    f"{env_name(str(item['loc'][0])) if item['loc'] else 'settings'}: "
+                    f"{item['msg']}",
+                )
+                for item in error.errors()
+            ]
+        ) from None
+
+
+@cache
+def get_settings() -> Settings:
+    """The settings, read once per process. A FastAPI dependency: tests override it."""
+    return load_settings()

@@ -1,0 +1,182 @@
+"""`hbench registry …`: search the registry, show a benchmark, check a registry folder.
+
+`search` and `info` read a static registry (`index.json`, `b/<slug>.json`): the bundled
+default registry, a local folder (a static export, or a registry source folder, which is
+exported on the fly), or a published site's URL.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import httpx
+import typer
+from rich.markup import escape
+
+from hbench.cli.output import console, handled, print_problems
+from hbench.errors import HbenchError
+from registry.check import check_folder, datasets_from_harbor_registry
+from registry.export import BenchmarkRecord, Index, export_registry
+from registry.loader import load_registry
+from registry.search import search as search_index
+
+app = typer.Typer(
+    help="Search the benchmark registry and check registry folders.", no_args_is_help=True
+)
+
+RegistryOption = Annotated[
+    str | None,
+    typer.Option(
+        "--registry",
+        help="A registry folder or a published site's URL (default: the bundled registry).",
+    ),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+TIMEOUT = httpx.Timeout(20.0)
+
+
+class StaticRegistry:
+    """The files of a static registry, wherever they are."""
+
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+        self.files: dict[str, str] | None = None
+        if source is None:
+            self.files = export_registry(load_registry())
+        elif not _is_url(source):
+            root = Path(source)
+            if not root.is_dir():
+                raise HbenchError("registry-not-found", f"{source} is not a folder")
+            if not (root / "index.json").is_file():
+                self.files = export_registry(load_registry(root))
+
+    def read(self, path: str) -> str | None:
+        """The file's text, or None when the registry has no such file."""
+        if self.files is not None:
+            return self.files.get(path)
+        assert self.source is not None  # noqa: S101 - set whenever files is None
+        if not _is_url(self.source):
+            file = Path(self.source) / path
+            return file.read_text(encoding="utf-8") if file.is_file() else None
+        url = f"{self.source.rstrip('/')}/{path}"
+        try:
+            answer = httpx.get(url, timeout=TIMEOUT, follow_redirects=True)
+        except httpx.HTTPError as exc:
+            raise HbenchError("registry-not-found", f"could not fetch {url}: {exc}") from None
+        if answer.status_code == 404:
+            return None
+        if answer.status_code != 200:
+            message = f"{url} answered HTTP {answer.status_code}"
+            raise HbenchError("registry-not-found", message)
+        return answer.text
+
+    def index(self) -> Index:
+        text = self.read("index.json")
+        if text is None:
+            raise HbenchError("registry-not-found", f"{self.source} has no index.json")
+        return Index.model_validate_json(text)
+
+
+@app.command()
+def search(
+    query: Annotated[str | None, typer.Argument(help="Words to look for.")] = None,
+    *,
+    axis: Annotated[str | None, typer.Option(help="Only benchmarks of this axis.")] = None,
+    harbor_only: Annotated[
+        bool, typer.Option("--harbor-only", help="Only benchmarks Harbor can run.")
+    ] = False,
+    limit: Annotated[int | None, typer.Option(help="At most this many.", min=1)] = None,
+    as_json: JsonOption = False,
+    registry: RegistryOption = None,
+) -> None:
+    """Find benchmarks by name, axis or dataset."""
+    with handled():
+        index = StaticRegistry(registry).index()
+        found = search_index(index, query, axis=axis, harbor_only=harbor_only, limit=limit)
+    if as_json:
+        typer.echo(json.dumps([e.to_json_dict() for e in found], indent=2, sort_keys=True))
+        return
+    for entry in found:
+        dataset = entry.harbor.dataset or "-"
+        typer.echo(
+            f"{entry.slug}\t{entry.name}\t{entry.harbor.status}\t{dataset}\t"
+            f"{entry.metric}\t{entry.task_count} tasks"
+        )
+    if not found:
+        typer.echo("no benchmark matches")
+
+
+@app.command()
+def info(
+    slug: Annotated[str, typer.Argument(help="The benchmark's slug, such as humanevalfix.")],
+    as_json: JsonOption = False,
+    registry: RegistryOption = None,
+) -> None:
+    """Show one benchmark: Harbor status, license, metric, known scores, boards, commands."""
+    with handled():
+        text = StaticRegistry(registry).read(f"b/{slug}.json")
+        if text is None:
+            message = f"no benchmark {slug!r} in the registry; try `hbench registry search`"
+            raise HbenchError("registry-benchmark-not-found", message)
+        record = BenchmarkRecord.model_validate_json(text)
+    if as_json:
+        typer.echo(json.dumps(record.to_json_dict(), indent=2, sort_keys=True))
+        return
+    _print_record(record)
+
+
+@app.command()
+def check(
+    directory: Annotated[Path, typer.Argument(help="The registry folder to check.")],
+    harbor_registry: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--harbor-registry",
+            help="A Harbor registry.json whose datasets' task names the check may compare.",
+        ),
+    ] = None,
+) -> None:
+    """Check a registry folder; print each problem with its rule code."""
+    with handled():
+        datasets: dict[str, list[str]] = {}
+        for path in harbor_registry or []:
+            datasets.update(datasets_from_harbor_registry(path.read_text(encoding="utf-8")))
+        problems = check_folder(directory, datasets)
+    if problems:
+        print_problems(problems)
+        raise typer.Exit(code=1)
+    console.print(f"[green]✓[/green] {escape(str(directory))}: no problems")
+
+
+def _print_record(record: BenchmarkRecord) -> None:
+    harbor = record.harbor
+    adapter = harbor.adapter.kind if harbor.adapter else "-"
+    license_ = record.license
+    lines = [
+        f"{record.name} ({record.slug})",
+        record.description,
+        f"paper: {record.paper or '-'}   homepage: {record.homepage or '-'}",
+        f"harbor: {harbor.status}, adapter {adapter}, dataset {harbor.dataset or '-'}",
+        f"license: {license_.name}; redistribution "
+        f"{'allowed' if license_.allows_redistribution else 'not allowed'}",
+        f"metric: {record.metric} ({record.metric_scale})",
+        "task sets: " + ", ".join(f"{s.name} ({s.task_count})" for s in record.task_sets),
+    ]
+    if license_.note:
+        lines.append(f"license note: {license_.note}")
+    if harbor.note:
+        lines.append(f"note: {harbor.note}")
+    for score in record.known_scores:
+        lines.append(
+            f"known score: {score.value} {score.model} ({score.source_type}) {score.source}"
+        )
+    lines.extend(f"board: {b.slug} (model {b.model}, {b.task_set})" for b in record.boards)
+    lines.extend(f"run: {command}" for command in record.commands)
+    for line in lines:
+        typer.echo(line)
+
+
+def _is_url(source: str) -> bool:
+    return source.startswith(("https://", "http://"))

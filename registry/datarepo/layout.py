@@ -1,0 +1,51 @@
+"""Where each file of the data repository lives (`docs/data-repository.md`)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+REGISTRY = "registry"
+"""The registry folder: benchmarks/, models/, boards/, prices.json (docs/registry.md)."""
+
+
+def board_dir(board: str) -> str:
+    return f"boards/{board}"
+
+
+def open_board_file(board: str) -> str:
+    """The definition of a board a job opened; named boards live in the registry."""
+    return f"boards/{board}/board.json"
+
+
+def named_board_file(board: str) -> str:
+    return f"{REGISTRY}/boards/{board}.json"
+
+
+def runs_dir(board: str) -> str:
+    return f"boards/{board}/runs"
+
+
+def run_file(board: str, run: str) -> str:
+    """One published run per file."""
+    return f"boards/{board}/runs/{run}.json"
+
+
+def issued_file(board: str) -> str:
+    """The issued runs counted on a board, per entry."""
+    return f"boards/{board}/issued.json"
+
+
+def rows_file(board: str) -> str:
+    """The board's recomputed rows: derived, rewritten by every change to the board."""
+    return f"boards/{board}/rows.json"
+
+
+def audit_file(at: datetime) -> str:
+    """The append-only audit log, one JSON line per event, one file per month."""
+    return f"audit/{at:%Y-%m}.jsonl"
+
+
+def board_of_path(path: str) -> str | None:
+    """The board a path under `boards/` belongs to."""
+    parts = path.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == "boards" else None

@@ -1,0 +1,158 @@
+"""The records the data repository holds: published runs, issued-run counts, board rows
+and audit events. All are public; none names a reporter or holds a secret."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, JsonValue, StringConstraints
+
+from registry.placement import EntrySettings
+from registry.schema import DatasetRef, MetricScale, Record, Slug
+
+RunId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
+GitHubHandle = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}$")]
+EntryName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9._-]+-[0-9a-f]{6}$")]
+RunStatus = Literal["public", "withdrawn", "taken_down"]
+TakeDownReason = Literal[
+    "score-cannot-be-right", "breaks-terms", "imitates-known-dataset", "owner-request"
+]
+AuditAction = Literal["publish", "withdraw", "take_down", "open_board", "count_issued"]
+
+
+class RunEntry(Record):
+    """The entry a run belongs to: its owner, its generated name and what it stands for."""
+
+    owner: GitHubHandle
+    name: EntryName
+    settings: EntrySettings
+
+    @property
+    def key(self) -> str:
+        return f"{self.owner.lower()}/{self.name}"
+
+
+class RunUsage(Record):
+    """The job's token totals and reported cost; null where the job reported none."""
+
+    input_tokens: int | None = Field(default=None, ge=0, description="Cached tokens included.")
+    cached_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    cost_usd: float | None = Field(
+        default=None, ge=0, description="Only when every trial reported its cost."
+    )
+
+
+class Provenance(Record):
+    """Where the run ran: on someone's machine, or on GitHub Actions with verified claims."""
+
+    kind: Literal["local", "actions"]
+    repository: str | None = None
+    workflow: str | None = None
+    ref: str | None = None
+    commit: str | None = None
+    runner: str | None = Field(default=None, description="`github-hosted` or `self-hosted`.")
+
+
+class PublishedRun(Record):
+    """One published run, in `boards/<board>/runs/<id>.json`."""
+
+    id: RunId
+    board: Slug
+    entry: RunEntry
+    job_id: str
+    issued: bool = Field(description="Issued before it ran, so its board counted it.")
+    model: str | None = Field(description="The model as Harbor recorded it.")
+    agent_version: str | None = None
+    n_attempts: int = Field(ge=1)
+    results: dict[str, list[float | None]] = Field(
+        min_length=1,
+        description="Task name to its trials' rewards; null for an errored trial (counts 0).",
+    )
+    usage: RunUsage = Field(default_factory=RunUsage)
+    harbor_version: str | None = None
+    hbench_version: str | None = None
+    provenance: Provenance
+    published_at: datetime
+    status: RunStatus = "public"
+    status_changed_at: datetime | None = None
+    take_down_reason: TakeDownReason | None = None
+
+
+class IssuedRuns(Record):
+    """`boards/<board>/issued.json`: per entry key (`owner/name`), the issued runs that
+    count (uploaded or expired), by their issue id."""
+
+    entries: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class AuditEvent(Record):
+    """One line of the audit log. It names the run and the reason, never a reporter."""
+
+    change: str = Field(min_length=1, max_length=100, description="The change's id.")
+    time: datetime
+    action: AuditAction
+    board: Slug
+    run: RunId | None = None
+    reason: TakeDownReason | None = None
+    note: str | None = Field(default=None, max_length=500)
+
+
+class TokensPerTask(Record):
+    input: float | None
+    cached: float | None
+    output: float | None
+
+
+class RunRef(Record):
+    """A run as its board row lists it."""
+
+    id: RunId
+    issued: bool
+    score: float
+    agent_version: str | None
+    published_at: datetime
+    provenance: Provenance
+
+
+class BoardRow(Record):
+    """One entry on a board, recomputed from its public runs."""
+
+    rank_group: int = Field(ge=1)
+    entry: EntryName
+    owner: GitHubHandle
+    agent: str
+    options: dict[str, JsonValue]
+    prompt_template_digest: str | None
+    extra_instruction_digests: list[str]
+    settings_digest: str = Field(description="sha256 of the entry's settings, owner left out.")
+    score: float = Field(description="Mean reward over trials, errored ones counted 0.")
+    stderr: float | None
+    ci_low: float | None
+    ci_high: float | None
+    pass_at_k: dict[str, float]
+    n_tasks: int
+    n_trials: int
+    runs_public: int
+    runs_issued: int
+    runs_issued_public: int
+    tokens_per_task: TokensPerTask
+    cost_per_task_usd: float | None
+    runs: list[RunRef]
+
+
+class BoardRows(Record):
+    """`boards/<board>/rows.json`: the board as the site shows it."""
+
+    board: Slug
+    dataset: DatasetRef
+    benchmark: str | None
+    model: str
+    task_count: int
+    metric: str
+    metric_scale: MetricScale
+    settings: dict[str, JsonValue]
+    rows: list[BoardRow]
+    runs_withdrawn: int
+    runs_taken_down: int

@@ -1,0 +1,238 @@
+"""The data repository's state changes, as pure functions `state -> state`.
+
+A `RepoState` is the repository's files as path to text. Each change returns a new state;
+the data-repo writer commits the difference (`RepoState.diff`) and, on a conflict, pulls
+and applies the same change again. Every change is idempotent by its change id: applying
+it twice adds no second run, audit line or count.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+
+from hbench.errors import HbenchError
+from registry.datarepo import layout
+from registry.datarepo.boards import BoardHeader, header_of, price_for, recompute
+from registry.datarepo.models import (
+    AuditEvent,
+    IssuedRuns,
+    PublishedRun,
+    RunStatus,
+    TakeDownReason,
+)
+from registry.jsonfile import canonical, dumps, dumps_table
+from registry.loader import Registry, parse_registry
+from registry.placement import OpenBoard
+
+
+@dataclass(frozen=True)
+class RepoState:
+    """The data repository's files: relative POSIX path to text."""
+
+    files: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
+
+    def get(self, path: str) -> str | None:
+        return self.files.get(path)
+
+    def put(self, changes: Mapping[str, str | None]) -> RepoState:
+        """A new state with files written (text) or removed (None)."""
+        files = dict(self.files)
+        for path, text in changes.items():
+            if text is None:
+                files.pop(path, None)
+            else:
+                files[path] = text
+        return RepoState(files)
+
+    def under(self, prefix: str) -> list[str]:
+        prefix = prefix.rstrip("/") + "/"
+        return sorted(p for p in self.files if p.startswith(prefix))
+
+    def diff(self, before: RepoState) -> dict[str, str | None]:
+        """What changed since `before`: path to new text, or None when removed."""
+        changed: dict[str, str | None] = {
+            p: t for p, t in self.files.items() if before.files.get(p) != t
+        }
+        changed.update({p: None for p in before.files if p not in self.files})
+        return changed
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change's identity and time, fixed by the writer's outbox so retries agree."""
+
+    id: str
+    at: datetime
+
+
+def registry_of(state: RepoState) -> Registry:
+    """The registry held in the data repository's `registry/` folder."""
+    prefix = layout.REGISTRY + "/"
+    files = {p[len(prefix) :]: t for p, t in state.files.items() if p.startswith(prefix)}
+    registry, problems = parse_registry(files)
+    if problems:
+        raise HbenchError.from_problems(problems)
+    return registry
+
+
+def open_board(state: RepoState, board: OpenBoard, change: Change) -> RepoState:
+    """Open a board for a cell nobody has run yet."""
+    path = layout.open_board_file(board.slug)
+    existing = state.get(path)
+    if existing is not None and OpenBoard.model_validate_json(existing) != board:
+        message = f"board {board.slug} is already open with another cell"
+        raise HbenchError("datarepo-conflict", message, path=path)
+    if existing is None and state.get(layout.named_board_file(board.slug)) is not None:
+        raise HbenchError("datarepo-conflict", f"{board.slug} is a named board", path=path)
+    state = state.put({path: dumps(board.to_json_dict())})
+    event = AuditEvent(change=change.id, time=change.at, action="open_board", board=board.slug)
+    return recompute_board(record_audit_event(state, event), board.slug)
+
+
+def publish_run(state: RepoState, run: PublishedRun, change: Change) -> RepoState:
+    """Add a published run to its board and recompute the board."""
+    path = layout.run_file(run.board, run.id)
+    existing = state.get(path)
+    if existing is not None and PublishedRun.model_validate_json(existing) != run:
+        message = f"run {run.id} is already on {run.board}; a job is published once"
+        raise HbenchError("datarepo-conflict", message, path=path)
+    _board_header(state, run.board)
+    state = state.put({path: dumps(run.to_json_dict())})
+    event = AuditEvent(
+        change=change.id, time=change.at, action="publish", board=run.board, run=run.id
+    )
+    return recompute_board(record_audit_event(state, event), run.board)
+
+
+def withdraw_run(state: RepoState, board: str, run_id: str, change: Change) -> RepoState:
+    """Take a run off its board for good, at its owner's request."""
+    return _set_status(
+        state, board=board, run_id=run_id, status="withdrawn", reason=None, note=None,
+        change=change,
+    )  # fmt: skip
+
+
+def take_down_run(
+    state: RepoState,
+    *,
+    board: str,
+    run_id: str,
+    reason: TakeDownReason,
+    note: str | None,
+    change: Change,
+) -> RepoState:
+    """Take a run down for one of the take-down reasons; the audit log says which."""
+    return _set_status(
+        state, board=board, run_id=run_id, status="taken_down", reason=reason, note=note,
+        change=change,
+    )  # fmt: skip
+
+
+def count_issued_run(
+    state: RepoState, board: str, entry_key: str, issue_id: str, change: Change
+) -> RepoState:
+    """Count an issued run (uploaded or expired) toward its entry's `runs_issued`."""
+    path = layout.issued_file(board)
+    text = state.get(path)
+    issued = IssuedRuns.model_validate_json(text) if text else IssuedRuns()
+    ids = issued.entries.get(entry_key, [])
+    if issue_id not in ids:
+        entries = {**issued.entries, entry_key: sorted([*ids, issue_id])}
+        state = state.put({path: dumps(IssuedRuns(entries=entries).to_json_dict())})
+    event = AuditEvent(change=change.id, time=change.at, action="count_issued", board=board)
+    return recompute_board(record_audit_event(state, event), board)
+
+
+def record_audit_event(state: RepoState, event: AuditEvent) -> RepoState:
+    """Append one line to the month's audit log, unless its change is there already."""
+    path = layout.audit_file(event.time)
+    text = state.get(path) or ""
+    if any(json.loads(line).get("change") == event.change for line in text.splitlines()):
+        return state
+    return state.put({path: text + canonical(event.to_json_dict()) + "\n"})
+
+
+def recompute_board(state: RepoState, board: str, registry: Registry | None = None) -> RepoState:
+    """Rewrite `boards/<board>/rows.json` from the board's runs."""
+    rows = _rows_text(state, board, _run_paths(state, board), registry or registry_of(state))
+    return state.put({layout.rows_file(board): rows})
+
+
+def recompute_all(state: RepoState, registry: Registry | None = None) -> RepoState:
+    """Recompute every board that has runs.
+
+    Paths are grouped by board in one pass, and each board's runs are parsed, scored and
+    dropped before the next board's, so memory holds one board's runs at a time.
+    """
+    registry = registry or registry_of(state)
+    by_board: dict[str, list[str]] = {}
+    for path in state.files:
+        board = layout.board_of_path(path)
+        if board is not None and path.startswith(layout.runs_dir(board) + "/"):
+            by_board.setdefault(board, []).append(path)
+    rows = {
+        layout.rows_file(board): _rows_text(state, board, sorted(paths), registry)
+        for board, paths in sorted(by_board.items())
+    }
+    return state.put(rows)
+
+
+def _rows_text(state: RepoState, board: str, run_paths: Iterable[str], registry: Registry) -> str:
+    header = _board_header(state, board, registry)
+    runs = [PublishedRun.model_validate_json(state.files[path]) for path in run_paths]
+    text = state.get(layout.issued_file(board))
+    issued = IssuedRuns.model_validate_json(text) if text else IssuedRuns()
+    rows = recompute(header, runs, issued, price_for(registry, header.model))
+    return dumps_table(rows.to_json_dict(), "rows")
+
+
+def _board_header(state: RepoState, board: str, registry: Registry | None = None) -> BoardHeader:
+    text = state.get(layout.open_board_file(board))
+    opened = OpenBoard.model_validate_json(text) if text else None
+    return header_of(board, registry or registry_of(state), opened)
+
+
+def _run_paths(state: RepoState, board: str) -> list[str]:
+    return [p for p in state.under(layout.runs_dir(board)) if p.endswith(".json")]
+
+
+def _set_status(
+    state: RepoState,
+    *,
+    board: str,
+    run_id: str,
+    status: RunStatus,
+    reason: TakeDownReason | None,
+    note: str | None,
+    change: Change,
+) -> RepoState:
+    path = layout.run_file(board, run_id)
+    text = state.get(path)
+    if text is None:
+        raise HbenchError("datarepo-run-not-found", f"no run {run_id} on {board}", path=path)
+    run = PublishedRun.model_validate_json(text)
+    if run.status == "public":
+        changed = replace_run(run, status, reason, change.at)
+        state = state.put({path: dumps(changed.to_json_dict())})
+    action = "withdraw" if status == "withdrawn" else "take_down"
+    event = AuditEvent(
+        change=change.id, time=change.at, action=action, board=board, run=run_id,
+        reason=reason, note=note,
+    )  # fmt: skip
+    return recompute_board(record_audit_event(state, event), board)
+
+
+def replace_run(
+    run: PublishedRun, status: RunStatus, reason: TakeDownReason | None, at: datetime
+) -> PublishedRun:
+    """The run with a new status; the only field a published run ever changes."""
+    return run.model_copy(
+        update={"status": status, "take_down_reason": reason, "status_changed_at": at}
+    )

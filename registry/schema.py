@@ -1,0 +1,295 @@
+"""The registry's schema: benchmarks, models, boards and the price table, as pydantic models.
+
+Registry files are JSON with camelCase keys (the shape `docs/registry.md` documents and
+the static registry exports); Python code uses the snake_case attribute names. Every
+model refuses unknown keys, so a typo in a registry pull request is a check failure
+rather than a silently ignored field.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Literal, Self
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+
+class Record(BaseModel):
+    """Base of every registry and data-repository record: frozen, strict about keys, camelCase."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+    )
+
+    def to_json_dict(self) -> dict[str, JsonValue]:
+        """The record as its file holds it: camelCase keys, JSON values."""
+        return self.model_dump(mode="json", by_alias=True)
+
+
+# A benchmark's slug is `[a-z0-9-]` (the RunSubmission's `benchmarkSlug` rule).
+BenchmarkSlug = Annotated[
+    str, StringConstraints(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$", min_length=1, max_length=100)
+]
+# Model and board slugs may hold dots too: `qwen2.5-coder-7b`, `humanevalfix-qwen2.5-coder-7b`.
+Slug = Annotated[
+    str, StringConstraints(pattern=r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$", min_length=1, max_length=100)
+]
+AgentName = Annotated[
+    str, StringConstraints(pattern=r"^[a-z0-9]+(?:[._-][a-z0-9]+)*$", min_length=1, max_length=100)
+]
+# `name@version`, where a name holding `/` is a Harbor package (`org/name`).
+DatasetRef = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*@[A-Za-z0-9][A-Za-z0-9._:-]*$"),
+]
+Url = Annotated[str, StringConstraints(pattern=r"^https://[^\s]+$", max_length=500)]
+Digest = Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
+
+HarborStatus = Literal["native", "adapter", "external_harness", "none"]
+AdapterKind = Literal["harbor_native", "hf_rows", "external_harness"]
+Reach = Literal["registry", "package"]
+MetricScale = Literal["percent", "fraction", "elo"]
+SourceType = Literal["self_reported", "independent", "reproduced"]
+
+NO_MODEL = "none"
+"""The model slug of boards whose agents use no model (the demo's oracle and nop)."""
+
+FULL = "full"
+"""The task set every benchmark has: all of its dataset's tasks."""
+
+
+class Adapter(Record):
+    """How the benchmark's tasks become Harbor tasks (the skill document's `harbor.adapter`)."""
+
+    kind: AdapterKind = Field(
+        description="`harbor_native`: run the Harbor dataset directly; `hf_rows`: tasks are "
+        "generated from dataset rows; `external_harness`: the benchmark runs outside Harbor."
+    )
+    dataset: DatasetRef | None = Field(
+        default=None, description="For `harbor_native`: the dataset reference to run."
+    )
+    repo_url: Url | None = Field(
+        default=None, description="A repository holding the tasks or the external harness."
+    )
+
+
+class HarborAccess(Record):
+    """Whether and how Harbor runs the benchmark."""
+
+    status: HarborStatus = Field(
+        description="`native`: written as Harbor tasks; `adapter`: converted into Harbor tasks "
+        "by an adapter; `external_harness`: needs another harness; `none`: not runnable."
+    )
+    dataset: DatasetRef | None = Field(
+        default=None, description="The Harbor dataset as `name@version`; null when not runnable."
+    )
+    reach: Reach | None = Field(
+        default=None,
+        description="How Harbor finds the dataset: `registry` (a name without `/` in a "
+        "registry.json) or `package` (an `org/name` package).",
+    )
+    registry_url: Url | None = Field(
+        default=None, description="The registry.json to use, when not Harbor's default one."
+    )
+    adapter: Adapter | None = Field(default=None, description="How the tasks are produced.")
+    source: Url | None = Field(default=None, description="Where these Harbor facts come from.")
+    note: str | None = Field(default=None, max_length=500, description="What a runner must know.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        runnable = self.status in ("native", "adapter")
+        if runnable and (self.dataset is None or self.reach is None):
+            raise ValueError(f"status {self.status!r} needs `dataset` and `reach`")
+        if not runnable and self.dataset is not None:
+            raise ValueError(f"status {self.status!r} runs no Harbor dataset; drop `dataset`")
+        if self.dataset is not None and self.reach is not None:
+            is_package = "/" in self.dataset.split("@", 1)[0]
+            if is_package != (self.reach == "package"):
+                raise ValueError("`reach` is `package` exactly when the dataset name holds `/`")
+        return self
+
+
+class TaskSet(Record):
+    """A set of the dataset's tasks a board is run on: `full` or a named subset."""
+
+    name: BenchmarkSlug = Field(description="`full`, or the subset's name.")
+    description: str = Field(default="", max_length=500)
+    tasks: list[str] | None = Field(
+        default=None,
+        description="The task names, sorted. Subsets must list them; `full` may leave them "
+        "out, and then means every task of the dataset.",
+    )
+    task_count: int = Field(ge=1, le=100_000, description="How many tasks the set holds.")
+
+    @model_validator(mode="after")
+    def _listed(self) -> Self:
+        if self.tasks is None:
+            if self.name != FULL:
+                raise ValueError(f"subset {self.name!r} must list its tasks")
+            return self
+        if len(set(self.tasks)) != len(self.tasks):
+            raise ValueError(f"task set {self.name!r} names a task twice")
+        if self.tasks != sorted(self.tasks):
+            raise ValueError(f"task set {self.name!r} must list its tasks sorted")
+        if len(self.tasks) != self.task_count:
+            raise ValueError(
+                f"task set {self.name!r} lists {len(self.tasks)} tasks but says {self.task_count}"
+            )
+        return self
+
+
+class License(Record):
+    """The data's license, as far as it can be sourced."""
+
+    spdx: str | None = Field(default=None, description="SPDX identifier, when there is one.")
+    name: str = Field(description="The license as people name it, or where to read it.")
+    url: Url | None = Field(default=None, description="Where the license is stated.")
+    allows_redistribution: bool = Field(
+        description="Whether task files may be published; false when unsure."
+    )
+    note: str | None = Field(default=None, max_length=500)
+
+
+class KnownScore(Record):
+    """A score published elsewhere, with the kind of source and a link to it."""
+
+    value: float = Field(description="The score, on the benchmark's metric scale.")
+    model: str = Field(min_length=1, max_length=200, description="The model, as the source says.")
+    harness: str | None = Field(default=None, max_length=100, description="Agent or scaffold.")
+    source_type: SourceType = Field(
+        description="`self_reported` (by the model's makers), `independent` (by a third party) "
+        "or `reproduced` (from runs pushed to this registry)."
+    )
+    source: Url = Field(description="The page the value is read from.")
+    as_of: date | None = Field(default=None, description="When the source published it.")
+    note: str | None = Field(default=None, max_length=500)
+
+
+class Benchmark(Record):
+    """A benchmark: what it measures, where its tasks come from, how it is scored."""
+
+    slug: BenchmarkSlug
+    name: str = Field(min_length=1, max_length=200)
+    description: str = Field(default="", max_length=1000)
+    axes: list[BenchmarkSlug] = Field(
+        default_factory=list, description="What it measures: `coding`, `math`, `science`, …"
+    )
+    paper: Url | None = Field(default=None, description="The paper, when there is one.")
+    homepage: Url | None = Field(default=None)
+    harbor: HarborAccess
+    task_sets: list[TaskSet] = Field(min_length=1, description="`full` first, then named subsets.")
+    license: License
+    metric: str = Field(min_length=1, max_length=50, description="`accuracy`, `pass@1`, …")
+    metric_scale: MetricScale = Field(
+        description="How scores are written: `percent` (0-100), `fraction` (0-1) or `elo`."
+    )
+    custom_environments: list[str] = Field(
+        default_factory=list,
+        description="Harbor environment classes (`module:Class`) allowed for this benchmark "
+        "besides Harbor's built-in environment types.",
+    )
+    known_scores: list[KnownScore] = Field(default_factory=list)
+
+    @field_validator("task_sets")
+    @classmethod
+    def _full_first(cls, sets: list[TaskSet]) -> list[TaskSet]:
+        if sets[0].name != FULL:
+            raise ValueError("the first task set must be `full`")
+        names = [s.name for s in sets]
+        if len(set(names)) != len(names):
+            raise ValueError("task set names must be unique")
+        return sets
+
+    def task_set(self, name: str) -> TaskSet | None:
+        return next((s for s in self.task_sets if s.name == name), None)
+
+    @property
+    def full(self) -> TaskSet:
+        return self.task_sets[0]
+
+
+class Model(Record):
+    """A model boards are run with, and the agents that may be issued for it."""
+
+    slug: Slug
+    name: str = Field(min_length=1, max_length=200, description="The display name.")
+    provider: str = Field(min_length=1, max_length=100)
+    harbor_names: list[str] = Field(
+        default_factory=list,
+        description="The names Harbor records for it (`-m`, `model_name`); empty for `none`.",
+    )
+    agents: list[AgentName] = Field(
+        min_length=1, description="The agents a run may be issued with for this model."
+    )
+    homepage: Url | None = Field(default=None)
+
+
+ISSUED_ATTEMPTS: tuple[Literal[1, 3], ...] = (1, 3)
+"""Attempts per task a run may be issued with."""
+
+DEFAULT_RUNS_PER_DAY = 5
+DEFAULT_RUNS_WAITING = 2
+
+
+class Limits(Record):
+    """What one owner may be issued on a board."""
+
+    runs_per_day: int = Field(
+        default=DEFAULT_RUNS_PER_DAY, ge=1, le=1000, description="Runs issued per 24 hours."
+    )
+    runs_waiting: int = Field(
+        default=DEFAULT_RUNS_WAITING, ge=1, le=100, description="Runs waiting for upload at once."
+    )
+
+
+class Board(Record):
+    """A named board: one benchmark's task set, one model, Harbor's default settings."""
+
+    slug: Slug
+    title: str | None = Field(default=None, max_length=200)
+    benchmark: BenchmarkSlug
+    task_set: BenchmarkSlug = Field(default=FULL)
+    model: Slug
+    attempts: list[Literal[1, 3]] = Field(
+        default_factory=lambda: list(ISSUED_ATTEMPTS),
+        min_length=1,
+        description="Attempts per task an issued run may use.",
+    )
+    limits: Limits = Field(default_factory=Limits)
+    settings: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="Comparability settings that differ from Harbor's defaults (usually none).",
+    )
+
+
+class Price(Record):
+    """A model's list price in US dollars per million tokens."""
+
+    model: Slug
+    input_per_mtok: float = Field(ge=0, description="Uncached input tokens.")
+    cached_input_per_mtok: float = Field(ge=0, description="Input tokens read from the cache.")
+    output_per_mtok: float = Field(ge=0)
+    source: Url
+    as_of: date
+
+
+class PriceTable(Record):
+    """Every priced model; a model missing here has no computed cost."""
+
+    currency: Literal["USD"] = "USD"
+    prices: list[Price] = Field(default_factory=list)
+
+    def for_model(self, slug: str) -> Price | None:
+        return next((p for p in self.prices if p.model == slug), None)
