@@ -24,6 +24,7 @@ import codecs
 import os
 import re
 import stat
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -261,11 +262,12 @@ def _count_in_text_file(path: Path) -> int:
 
 def _rewrite(path: Path) -> None:
     mode = stat.S_IMODE(os.lstat(path).st_mode)
-    tmp = path.with_name(f".{path.name}.redacting")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    fd = os.open(tmp, flags, mode)
+    # mkstemp: a fresh name (O_EXCL, O_NOFOLLOW), so no file of the job is in the way.
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".redacting", dir=path.parent)
+    tmp = Path(name)
     try:
         with os.fdopen(fd, "wb") as out:
+            os.fchmod(out.fileno(), mode)
             stream = RedactingStream()
             for chunk in _read_chunks(path):
                 out.write(stream.feed(chunk))
@@ -278,7 +280,8 @@ def _rewrite(path: Path) -> None:
 
 def _read_chunks(path: Path) -> Iterable[bytes]:
     # O_NOFOLLOW: a job folder holds no links, and a redactor must never write through one.
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    # O_NONBLOCK: opening a named pipe would otherwise wait for a writer.
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb", buffering=0) as stream:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return
@@ -362,6 +365,8 @@ def _name_start(text: bytes, keyword_start: int) -> int | None:
         start -= 1
     if start == floor and floor > 0 and text[start - 1] in _NAME_CHARS:
         return None
+    if start > 0 and text[start - 1] == 0x5C and text[start : start + 1] in (b"n", b"r", b"t"):
+        start += 1  # `\nGITHUB_TOKEN=` in a JSON string: the name starts after the escape
     return start
 
 
