@@ -9,10 +9,12 @@ import typer
 import uvicorn
 
 from app.auth.service import create_api_token, ensure_account
+from app.datarepo.cli import data_repo
 from app.db.migrate import current_revision, head_revision, upgrade
 from app.db.session import Database
 from app.main import create_app, prepare_state_dir
 from app.settings import Settings, is_login, load_settings
+from app.site.cli import site
 from hbench.cli.output import fail
 from hbench.errors import HbenchError
 
@@ -26,6 +28,8 @@ tokens = typer.Typer(help="Make API tokens from the service's machine.", no_args
 db = typer.Typer(help="Manage the service's database.", no_args_is_help=True)
 app.add_typer(tokens, name="tokens")
 app.add_typer(db, name="db")
+app.add_typer(data_repo, name="data-repo")
+app.add_typer(site, name="site")
 
 StateDir = Annotated[
     Path | None,

@@ -46,6 +46,22 @@ STATUS_BY_CODE: dict[str, int] = {
     "method-not-allowed": 405,
     "internal-error": 500,
     "service-unavailable": 503,
+    # Issuing runs: a board's limits are rate limits; abandoning needs a waiting run.
+    "run-limit-daily": 429,
+    "run-limit-waiting": 429,
+    "run-not-found": 404,
+    "run-not-waiting": 409,
+    # Uploads: a body too large or not gzip; a run token that can't upload (any more).
+    "upload-too-large": 413,
+    "upload-unpacked-too-large": 413,
+    "upload-too-many-files": 413,
+    "upload-content-type": 415,
+    "upload-not-gzip": 415,
+    "run-token-invalid": 401,
+    "run-token-expired": 401,
+    "run-token-used": 409,
+    "run-abandoned": 409,
+    "bench-job-not-found": 404,
 }
 # Routing's own refusals, for statuses no code of ours raises.
 CODE_BY_HTTP_STATUS: dict[int, str] = {

@@ -13,11 +13,14 @@ from fastapi import FastAPI
 
 from app import health
 from app.auth import routes as auth_routes
+from app.bench import routes as bench_routes
 from app.blobs import LocalBlobStore
+from app.datarepo.service import start_background_writer
 from app.db.migrate import upgrade
 from app.db.session import Database
 from app.dependencies import Resources
 from app.errors import install_error_handlers
+from app.runs import routes as runs_routes
 from app.settings import Settings, get_settings
 from hbench import __version__
 
@@ -44,6 +47,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     app.include_router(health.router)
     app.include_router(auth_routes.router)
+    app.include_router(runs_routes.router)
+    app.include_router(bench_routes.router)
     return app
 
 
@@ -76,9 +81,15 @@ def open_resources(settings: Settings) -> Resources:
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    resources = open_resources(app_settings(app))
+    settings = app_settings(app)
+    resources = open_resources(settings)
     app.state.resources = resources
+    # The data-repo writer drains the outbox in the background (app/datarepo/service.py).
+    writer = None
     try:
+        writer = start_background_writer(settings, resources.database)
         yield
     finally:
+        if writer is not None:
+            writer.stop()
         resources.close()

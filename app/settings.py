@@ -65,6 +65,12 @@ class Settings(BaseSettings):
     run_token_lifetime: timedelta = Field(default=timedelta(hours=48), gt=timedelta(0))
     publish_window: timedelta = Field(default=timedelta(days=30), gt=timedelta(0))
 
+    data_repository_url: str | None = None
+    writer_enabled: bool = True
+    writer_batch_size: int = Field(default=100, ge=1, le=10_000)
+    writer_max_attempts: int = Field(default=5, ge=1)
+    writer_poll_interval: timedelta = Field(default=timedelta(seconds=5), gt=timedelta(0))
+
     @field_validator("maintainers", mode="before")
     @classmethod
     def _split_logins(cls, value: object) -> object:
@@ -81,7 +87,9 @@ class Settings(BaseSettings):
             raise ValueError(f"not GitHub logins: {', '.join(bad)}")
         return value
 
-    @field_validator("run_token_lifetime", "publish_window", mode="before")
+    @field_validator(
+        "run_token_lifetime", "publish_window", "writer_poll_interval", mode="before"
+    )
     @classmethod
     def _seconds_as_duration(cls, value: object) -> object:
         # pydantic reads ISO 8601 (`PT48H`) from a string, but not a plain count of seconds.
@@ -94,6 +102,20 @@ class Settings(BaseSettings):
     def _check_database_url(cls, value: str | None) -> str | None:
         if value is not None and not value.startswith(("sqlite", "postgresql+psycopg://")):
             raise ValueError("use sqlite:///PATH or postgresql+psycopg://USER@HOST:PORT/NAME")
+        return value
+
+    @field_validator("data_repository_url")
+    @classmethod
+    def _check_data_repository_url(cls, value: str | None) -> str | None:
+        # The installation token travels in a header of every request to this URL: only
+        # over TLS (plain HTTP to this machine is allowed, for a test server), and never
+        # with credentials of its own in the URL.
+        if value is None:
+            return value
+        if not re.match(r"^(https://|http://(127\.0\.0\.1|localhost|\[::1\])[:/])", value):
+            raise ValueError("use an https:// URL (http:// only to 127.0.0.1 or localhost)")
+        if "@" in value.split("://", 1)[1].split("/", 1)[0]:
+            raise ValueError("put no user name or token in the URL; the App's token is sent apart")
         return value
 
     @model_validator(mode="after")
@@ -116,9 +138,32 @@ class Settings(BaseSettings):
         return self.state_dir / "blobs"
 
     @property
+    def upload_dir(self) -> Path:
+        """Where each upload is unpacked and checked, in a private folder removed after."""
+        return self.state_dir / "uploads"
+
+    @property
     def data_repository_dir(self) -> Path:
-        """The local git repository that holds public state in local mode."""
+        """The writer's checkout of the data repository (the site reads it too)."""
         return self.state_dir / "data"
+
+    @property
+    def data_repository_remote_dir(self) -> Path:
+        """The bare repository the writer pushes to in local mode: GitHub's stand-in."""
+        return self.state_dir / "data.git"
+
+    @property
+    def data_repository_git_url(self) -> str:
+        """Where the writer pushes: the local bare repository, or the GitHub repository."""
+        if self.mode == "local":
+            return str(self.data_repository_remote_dir.resolve())
+        return self.data_repository_url or f"https://github.com/{self.data_repository}.git"
+
+    @property
+    def demo_dir(self) -> Path:
+        """The demo dataset's tasks and its registry.json, written at every start, so the
+        demo board's issued specs can name that registry by its absolute path."""
+        return self.state_dir / "demo"
 
     @property
     def effective_database_url(self) -> str:

@@ -1,62 +1,138 @@
 """The README's first command: the whole system on its embedded defaults, step by step.
 
-Each step runs the real command a user would type and prints it first, so the
-output reads as a tour: the demo dataset is run by `hbench run` in the bubblewrap
-sandbox, sealed, verified and packed.
+It starts the service in local mode (SQLite, a local blob folder, the demo
+registry) and takes a real job of the bundled demo dataset through the same
+commands a contributor types: issue a run, run it with Harbor in the bubblewrap
+sandbox, verify the sealed job, and upload it with its run token. Each command
+is printed before it runs, so the output reads as a tour.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from hbench.demo import DATASET_REF, demo_spec, materialize
+import httpx
 
-HBENCH = str(Path(sys.executable).with_name("hbench"))
+BIN = Path(sys.executable).parent
+STARTUP_SECONDS = 60.0
 
 
-def step(title: str, argv: list[str], cwd: Path) -> None:
-    """Print a step and its command, run it, and stop the tour if it fails."""
-    shown = " ".join(shlex.quote(a) for a in ["hbench", *argv[1:]] if a)
-    print(f"\n== {title}\n$ {shown}", flush=True)
-    env = {**os.environ, "HARBOR_TELEMETRY": "0"}
-    code = subprocess.run(argv, cwd=cwd, env=env, check=False).returncode
-    if code != 0:
-        sys.exit(f"walkthrough stopped: `{shown}` exited with status {code}")
+def show(argv: list[str]) -> str:
+    return " ".join(shlex.quote(a) for a in [Path(argv[0]).name, *argv[1:]])
+
+
+def step(
+    title: str,
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    *,
+    shown: str | None = None,
+    secret_output: bool = False,
+) -> str:
+    """Print a step and its command, run it, and stop the tour if it fails; return its output.
+
+    `shown` replaces the printed command where the real one holds a token, and
+    `secret_output` keeps a command's output (a new token) off the screen.
+    """
+    print(f"\n== {title}\n$ {shown or show(argv)}", flush=True)
+    result = subprocess.run(argv, cwd=cwd, env=env, check=False, stdout=subprocess.PIPE, text=True)
+    if not secret_output:
+        sys.stdout.write(result.stdout)
+    if result.returncode != 0:
+        sys.exit(f"walkthrough stopped: `{show(argv)}` exited with status {result.returncode}")
+    return result.stdout
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def service(state: Path, env: dict[str, str]) -> Iterator[str]:
+    """Run `hbench-app serve` on a free loopback port until the block ends; yield its URL."""
+    port = free_port()
+    argv = [str(BIN / "hbench-app"), "serve", "--port", str(port), "--state-dir", str(state)]
+    print(f"\n== Start the service in local mode\n$ {show(argv)} &", flush=True)
+    log = (state.parent / "service.log").open("w")
+    process = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url, process)
+        print(f"the service answers at {url} (its log: {log.name})")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+
+
+def wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            sys.exit("walkthrough stopped: the service exited at start-up; see service.log")
+        try:
+            if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    sys.exit("walkthrough stopped: the service did not answer in time")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--state-dir", type=Path, default=Path("demo-run"))
+    parser.add_argument("--dir", type=Path, default=Path("demo-run"), help="where to keep it all")
     args = parser.parse_args(argv)
-    state: Path = args.state_dir.resolve()
-    state.mkdir(parents=True, exist_ok=True)
+    root: Path = args.dir.resolve()
+    root.mkdir(parents=True, exist_ok=True)
+    state = root / "state"
+    env = {**os.environ, "HARBOR_TELEMETRY": "0", "HBENCH_MODE": "local"}
+    hbench = str(BIN / "hbench")
 
-    registry = materialize(state / "dataset")
-    print(f"== The demo dataset {DATASET_REF} is at {registry.parent}")
-    job_name = time.strftime("demo-oracle-%Y%m%d-%H%M%S")
-    run_dir = state / "runs" / job_name
-    run_dir.mkdir(parents=True)
-    spec = demo_spec(registry, job_name, n_attempts=2)
-    (run_dir / "spec.json").write_text(json.dumps(spec, indent=2) + "\n")
-    print(f"== A spec for the oracle agent is at {run_dir / 'spec.json'}")
+    token = step(
+        "Make an API token for the local account",
+        [str(BIN / "hbench-app"), "tokens", "create", "--login", "demo", "--state-dir", str(state)],
+        cwd=root,
+        env=env,
+        secret_output=True,
+    ).strip()
+    env["HPG_API_TOKEN"] = token
+    job_name = time.strftime("demo-%Y%m%d-%H%M%S")
+    run_dir = root / "runs" / job_name
 
-    jobs = state / "jobs"
-    job = jobs / job_name
-    step("Run it with Harbor and seal the job", [
-        HBENCH, "run", "--config", str(run_dir / "spec.json"), "--jobs-dir", str(jobs),
-    ], cwd=run_dir)  # fmt: skip
-    step("Verify the sealed job", [HBENCH, "jobs", "verify", "-p", str(job)], cwd=state)
-    step("Pack it for upload", [
-        HBENCH, "jobs", "pack", "-p", str(job), "-o", str(state / f"{job_name}.tgz"),
-    ], cwd=state)  # fmt: skip
-    print(f"\nDone: the sealed job is {job}")
+    with service(state, env) as url:
+        step("Issue a run of the demo board", [
+            hbench, "runs", "issue", "--url", url, "--token-env", "HPG_API_TOKEN",
+            "--board", "hbench-demo", "--agent", "oracle", "--dir", str(run_dir),
+        ], cwd=root, env=env)  # fmt: skip
+        step("Run it with Harbor in the sandbox, then seal the job",
+             [hbench, "run", "--config", "spec.json"], cwd=run_dir, env=env)  # fmt: skip
+        jobs = sorted((run_dir / "jobs").iterdir())
+        job = jobs[-1]
+        step("Verify the sealed job", [hbench, "jobs", "verify", "-p", str(job)], cwd=root, env=env)
+        run_env = {**env, "HPG_RUN_TOKEN": (run_dir / "run-token").read_text().strip()}
+        step("Upload it with its run token", [
+            hbench, "jobs", "upload", "--url", f"{url}/api/bench/uploads",
+            "-H", f"hpg-run-token: {run_env['HPG_RUN_TOKEN']}", str(job),
+        ], cwd=root, env=run_env, shown=(
+            f"hbench jobs upload --url {url}/api/bench/uploads "
+            f'-H "hpg-run-token: $HPG_RUN_TOKEN" {job}'
+        ))  # fmt: skip
+    print(f"\nDone. The run's folder is {run_dir}; the service's state is in {state}.")
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from hbench import __version__
-from hbench.cli import jobs, registry
+from hbench.cli import jobs, registry, runs
 from hbench.cli.run import run
 
 app = typer.Typer(
@@ -19,6 +19,7 @@ app.command(
 )(run)
 app.add_typer(jobs.app, name="jobs")
 app.add_typer(registry.app, name="registry")
+app.add_typer(runs.app, name="runs")
 
 
 def _version(value: bool) -> None:

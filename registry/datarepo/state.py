@@ -82,7 +82,9 @@ def registry_of(state: RepoState) -> Registry:
     return registry
 
 
-def open_board(state: RepoState, board: OpenBoard, change: Change) -> RepoState:
+def open_board(
+    state: RepoState, board: OpenBoard, change: Change, *, recompute: bool = True
+) -> RepoState:
     """Open a board for a cell nobody has run yet."""
     path = layout.open_board_file(board.slug)
     existing = state.get(path)
@@ -93,10 +95,12 @@ def open_board(state: RepoState, board: OpenBoard, change: Change) -> RepoState:
         raise HbenchError("datarepo-conflict", f"{board.slug} is a named board", path=path)
     state = state.put({path: dumps(board.to_json_dict())})
     event = AuditEvent(change=change.id, time=change.at, action="open_board", board=board.slug)
-    return recompute_board(record_audit_event(state, event), board.slug)
+    return _recomputed(record_audit_event(state, event), board.slug, recompute)
 
 
-def publish_run(state: RepoState, run: PublishedRun, change: Change) -> RepoState:
+def publish_run(
+    state: RepoState, run: PublishedRun, change: Change, *, recompute: bool = True
+) -> RepoState:
     """Add a published run to its board and recompute the board."""
     path = layout.run_file(run.board, run.id)
     existing = state.get(path)
@@ -108,14 +112,16 @@ def publish_run(state: RepoState, run: PublishedRun, change: Change) -> RepoStat
     event = AuditEvent(
         change=change.id, time=change.at, action="publish", board=run.board, run=run.id
     )
-    return recompute_board(record_audit_event(state, event), run.board)
+    return _recomputed(record_audit_event(state, event), run.board, recompute)
 
 
-def withdraw_run(state: RepoState, board: str, run_id: str, change: Change) -> RepoState:
+def withdraw_run(
+    state: RepoState, board: str, run_id: str, change: Change, *, recompute: bool = True
+) -> RepoState:
     """Take a run off its board for good, at its owner's request."""
     return _set_status(
         state, board=board, run_id=run_id, status="withdrawn", reason=None, note=None,
-        change=change,
+        change=change, recompute=recompute,
     )  # fmt: skip
 
 
@@ -127,16 +133,23 @@ def take_down_run(
     reason: TakeDownReason,
     note: str | None,
     change: Change,
+    recompute: bool = True,
 ) -> RepoState:
     """Take a run down for one of the take-down reasons; the audit log says which."""
     return _set_status(
         state, board=board, run_id=run_id, status="taken_down", reason=reason, note=note,
-        change=change,
+        change=change, recompute=recompute,
     )  # fmt: skip
 
 
 def count_issued_run(
-    state: RepoState, board: str, entry_key: str, issue_id: str, change: Change
+    state: RepoState,
+    board: str,
+    entry_key: str,
+    issue_id: str,
+    change: Change,
+    *,
+    recompute: bool = True,
 ) -> RepoState:
     """Count an issued run (uploaded or expired) toward its entry's `runs_issued`."""
     path = layout.issued_file(board)
@@ -147,7 +160,7 @@ def count_issued_run(
         entries = {**issued.entries, entry_key: sorted([*ids, issue_id])}
         state = state.put({path: dumps(IssuedRuns(entries=entries).to_json_dict())})
     event = AuditEvent(change=change.id, time=change.at, action="count_issued", board=board)
-    return recompute_board(record_audit_event(state, event), board)
+    return _recomputed(record_audit_event(state, event), board, recompute)
 
 
 def record_audit_event(state: RepoState, event: AuditEvent) -> RepoState:
@@ -193,6 +206,14 @@ def _rows_text(state: RepoState, board: str, run_paths: Iterable[str], registry:
     return dumps_table(rows.to_json_dict(), "rows")
 
 
+def _recomputed(state: RepoState, board: str, recompute: bool) -> RepoState:
+    # A caller applying many changes at once (the data-repo writer's batch) passes
+    # `recompute=False` and recomputes each touched board once at the end: the rows are a
+    # function of the board's final files, and one recompute per change would make a batch
+    # quadratic in the board's runs.
+    return recompute_board(state, board) if recompute else state
+
+
 def _board_header(state: RepoState, board: str, registry: Registry | None = None) -> BoardHeader:
     text = state.get(layout.open_board_file(board))
     opened = OpenBoard.model_validate_json(text) if text else None
@@ -212,6 +233,7 @@ def _set_status(
     reason: TakeDownReason | None,
     note: str | None,
     change: Change,
+    recompute: bool,
 ) -> RepoState:
     path = layout.run_file(board, run_id)
     text = state.get(path)
@@ -226,7 +248,7 @@ def _set_status(
         change=change.id, time=change.at, action=action, board=board, run=run_id,
         reason=reason, note=note,
     )  # fmt: skip
-    return recompute_board(record_audit_event(state, event), board)
+    return _recomputed(record_audit_event(state, event), board, recompute)
 
 
 def replace_run(

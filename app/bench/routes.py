@@ -1,0 +1,162 @@
+"""Your bench's API: `POST /api/bench/uploads`, `GET /api/bench/jobs`, `GET /api/bench/jobs/{id}`.
+
+An upload (../shared/spec/hbench-upload-a-job.txt) is a `.tar.gz` of one sealed job
+folder, streamed into a private scratch folder (never held in memory), checked, and
+stored privately. Its refusal lists every failure, each with its rule code.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from typing import Annotated
+
+from fastapi import APIRouter, FastAPI, Query, Request, status
+from starlette.concurrency import run_in_threadpool
+
+from app.auth.dependencies import CurrentAccount
+from app.bench import service
+from app.bench.schemas import JobDetail, JobInfo, JobList, UploadAccepted
+from app.bench.storage import sweep_scratch
+from app.bench.uploader import UploaderDep
+from app.clock import ClockDep
+from app.dependencies import BlobStoreDep, DatabaseDep, SessionDep, SettingsDep
+from app.errors import error_responses
+from app.registry import RegistryDep
+from app.settings import Settings, get_settings
+from app.uploads.archive import ArchiveLimits, extract_async, scratch_folder
+from hbench.errors import HbenchError
+from hbench.limits import MIB
+
+SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
+RUN_TOKEN = ("run-token-invalid", "run-token-expired", "run-token-used", "run-abandoned")
+ARCHIVE = (
+    "upload-content-type", "upload-too-large", "upload-unpacked-too-large",
+    "upload-too-many-files", "upload-too-deep", "upload-not-gzip", "upload-corrupt",
+    "upload-truncated", "upload-trailing-data", "archive-malformed", "archive-unsafe-path",
+    "archive-path-too-long", "archive-link", "archive-special-file", "archive-duplicate-name",
+    "archive-several-jobs", "archive-outside-job", "archive-empty",
+)  # fmt: skip
+CHECKS = (
+    "manifest-missing", "manifest-invalid", "manifest-file-missing", "manifest-file-extra",
+    "manifest-file-changed", "hbench-version-too-old", "job-not-harbor", "job-json-invalid",
+    "job-result-missing", "trial-result-missing", "job-unfinished", "job-incomplete",
+    "job-trials-extra", "trial-cancelled", "trial-job-mismatch", "job-no-trials",
+    "job-several-datasets", "job-several-agents", "job-several-models",
+    "job-attempts-out-of-range", "job-retries-not-crashes", "job-prompt-not-issued",
+    "board-environment-refused", "local-spec-mismatch", "run-spec-digest-mismatch",
+)  # fmt: skip
+GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip"})
+DEFAULT_LIST_LIMIT = 100
+
+
+@asynccontextmanager
+async def prepare_upload_dir(app: FastAPI) -> AsyncIterator[None]:
+    """Create the uploads' scratch folder, and remove what a killed process left there."""
+    settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
+    settings.upload_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    await run_in_threadpool(sweep_scratch, settings.upload_dir)
+    yield
+
+
+router = APIRouter(prefix="/api/bench", tags=["your bench"], lifespan=prepare_upload_dir)
+
+
+@router.post(
+    "/uploads",
+    summary="Upload a sealed job (kept private)",
+    description="Send a `.tar.gz` of one job folder as the body, `content-type: "
+    "application/gzip`, at most 95 MiB (512 MiB unpacked), with `authorization: Bearer "
+    "hpg_…` or, for an issued run, `hpg-run-token: hpr_…`. The service checks the files "
+    "against the job's manifest, then runs its rule table; a refusal lists every failure. "
+    "An accepted job has key-like values replaced with `[REDACTED]` and is stored "
+    "privately on Your bench until you publish it.",
+    status_code=status.HTTP_201_CREATED,
+    response_model=UploadAccepted,
+    responses=error_responses(*SIGNED_IN, *RUN_TOKEN, *ARCHIVE, *CHECKS, "request-invalid"),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+async def upload_job(
+    request: Request,
+    *,
+    uploader: UploaderDep,
+    settings: SettingsDep,
+    database: DatabaseDep,
+    blobs: BlobStoreDep,
+    registry: RegistryDep,
+    clock: ClockDep,
+) -> UploadAccepted:
+    refuse_before_reading(request.headers, settings)
+    settings.upload_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with scratch_folder(settings.upload_dir) as scratch:
+        extracted = await extract_async(request.stream(), scratch, archive_limits(settings))
+        stored = await run_in_threadpool(
+            service.accept,
+            service.Upload(extracted, uploader, clock()),
+            min_hbench_version=settings.min_hbench_version,
+            registry=registry,
+            database=database,
+            blobs=blobs,
+        )
+    return UploadAccepted.from_row(stored.row)
+
+
+def refuse_before_reading(headers: Mapping[str, str], settings: Settings) -> None:
+    """Refuse what the headers already show can't be taken, before a byte of the body."""
+    kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if kind not in GZIP_TYPES:
+        raise HbenchError(
+            "upload-content-type",
+            f"the upload's content-type is {kind or 'missing'}; send the job's .tar.gz with "
+            "`content-type: application/gzip` (curl: -H 'content-type: application/gzip' "
+            "--data-binary @job.tgz)",
+        )
+    length = headers.get("content-length", "")
+    if length.isdigit() and int(length) > settings.upload_max_bytes:
+        raise HbenchError(
+            "upload-too-large",
+            f"the upload is {int(length) / MIB:.1f} MiB, over the "
+            f"{settings.upload_max_bytes / MIB:.0f} MiB cap on what is sent; a job this "
+            "large can't be uploaded yet: run fewer tasks per job",
+        )
+
+
+def archive_limits(settings: Settings) -> ArchiveLimits:
+    return ArchiveLimits(
+        max_sent_bytes=settings.upload_max_bytes,
+        max_unpacked_bytes=settings.unpacked_max_bytes,
+        max_stream_bytes=2 * settings.unpacked_max_bytes,
+    )
+
+
+@router.get(
+    "/jobs",
+    summary="List your jobs, newest first",
+    response_model=JobList,
+    responses=error_responses(*SIGNED_IN, "request-invalid"),
+)
+def list_jobs(
+    account: CurrentAccount,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=1000, description="At most this many jobs.")] = (
+        DEFAULT_LIST_LIMIT
+    ),
+) -> JobList:
+    rows = service.list_jobs(session, account.id, limit)
+    return JobList(jobs=[JobInfo.from_row(row) for row in rows])
+
+
+@router.get(
+    "/jobs/{job_id}",
+    summary="One of your jobs: summary, checks, redactions, boards",
+    response_model=JobDetail,
+    responses=error_responses(*SIGNED_IN, "bench-job-not-found", "request-invalid"),
+)
+def get_job(job_id: uuid.UUID, account: CurrentAccount, session: SessionDep) -> JobDetail:
+    return JobDetail.from_row(service.get_job(session, account.id, job_id))

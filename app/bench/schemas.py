@@ -1,0 +1,139 @@
+"""What the Your-bench endpoints answer: an accepted upload, a list of jobs, one job.
+
+Each is built from the stored row alone (`from_row`), so the upload's answer and a later
+read of the same job agree.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, Field
+
+from app.db.models import Job
+
+CheckStatus = Literal["passed", "failed", "skipped"]
+JobStatusName = Literal["private", "published", "withdrawn", "deleted"]
+
+
+class CheckResult(BaseModel):
+    """One rule of the upload checks, and what it found."""
+
+    rule: str = Field(examples=["manifest-matches-bytes"])
+    title: str = Field(examples=["Every file matches the manifest"])
+    status: CheckStatus = Field(
+        description="`skipped` when the rule does not apply (an API-token upload has no "
+        "issued spec to match), never for a failure."
+    )
+    note: str = Field(examples=["all 44 files match their size and sha256"])
+
+
+class BoardNote(BaseModel):
+    """Why the job fits no board; not a refusal."""
+
+    code: str = Field(examples=["board-local-tasks"])
+    message: str
+
+
+class JobBoards(BaseModel):
+    """Where the job may be published."""
+
+    fits: list[str] = Field(
+        description="Boards whose cell the job fits; an issued run's is the board it was "
+        "issued for. Publishing asks which when there are several.",
+        examples=[["hbench-demo"]],
+    )
+    opens: str | None = Field(
+        description="The slug of the new board publishing would open, when the job fits "
+        "no existing one.",
+    )
+    notes: list[BoardNote] = Field(description="Why the job fits no board, when it fits none.")
+
+
+class Redactions(BaseModel):
+    """Key-like values replaced with `[REDACTED]` in the stored copy, counted per file."""
+
+    total: int = Field(ge=0)
+    files: dict[str, int] = Field(examples=[{"hello-file__s3QFxsJ/agent/oracle.txt": 1}])
+
+
+class JobInfo(BaseModel):
+    """A job on Your bench, as the list shows it."""
+
+    id: uuid.UUID = Field(description="The job's id on hbench: `GET /api/bench/jobs/{id}`.")
+    harbor_job_id: uuid.UUID = Field(description="Harbor's job id, from its result.json.")
+    name: str
+    status: JobStatusName
+    dataset: str | None = Field(description="`name@version`; null for tasks from a folder.")
+    agent: str
+    model: str | None
+    n_attempts: int
+    score: float = Field(description="Mean primary reward over trials; errored ones count 0.")
+    pass_at_k: dict[str, float] = Field(description="Harbor's pass@k, by k.")
+    boards: JobBoards
+    issued_run_id: uuid.UUID | None = Field(description="The issued run it was uploaded as.")
+    uploaded_at: datetime
+
+    @classmethod
+    def from_row(cls, row: Job) -> Self:
+        summary = row.summary
+        placed = summary["boards"]
+        opens = placed.get("opens")
+        return cls(
+            id=row.id,
+            harbor_job_id=row.job_id,
+            name=row.job_name,
+            status=row.status.value,
+            dataset=summary.get("dataset"),
+            agent=summary["agent"]["name"],
+            model=summary.get("model"),
+            n_attempts=summary["n_attempts"],
+            score=summary["score"],
+            pass_at_k=summary.get("pass_at_k", {}),
+            boards=JobBoards(
+                fits=placed["fits"],
+                opens=opens["slug"] if opens else None,
+                notes=[BoardNote(**note) for note in placed["notes"]],
+            ),
+            issued_run_id=row.issued_run_id,
+            uploaded_at=row.uploaded_at,
+        )
+
+
+class UploadAccepted(JobInfo):
+    """An accepted upload: the job, stored privately, with its checks and redactions."""
+
+    checks: list[CheckResult]
+    redactions: Redactions
+
+    @classmethod
+    def from_row(cls, row: Job) -> Self:
+        info = JobInfo.from_row(row)
+        return cls(
+            **info.model_dump(),
+            checks=[CheckResult(**check) for check in row.checks],
+            redactions=Redactions(total=sum(row.redactions.values()), files=row.redactions),
+        )
+
+
+class JobDetail(UploadAccepted):
+    """One job on Your bench, with everything its upload recorded."""
+
+    summary: dict[str, Any] = Field(
+        description="What was run and how it scored: the job's identity, dataset and tasks, "
+        "agent and model, per-task rewards (`results`), usage, versions and digests, "
+        "settings, the boards it fits, and placement's own facts."
+    )
+
+    @classmethod
+    def from_row(cls, row: Job) -> Self:
+        accepted = UploadAccepted.from_row(row)
+        return cls(**accepted.model_dump(), summary=row.summary)
+
+
+class JobList(BaseModel):
+    """Your jobs, newest first."""
+
+    jobs: list[JobInfo]

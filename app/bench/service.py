@@ -1,0 +1,222 @@
+"""Taking an upload in, and reading jobs back for Your bench.
+
+`accept` is the upload's work once the archive is unpacked: gather the evidence from the
+files, run the rule table (`app.checks.rules`), and only when every rule passes redact
+the files, pack them and store the job (`app.bench.storage`). It raises `HbenchError`
+with every failure otherwise, and stores nothing. Blocking work, run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from app.bench.storage import blob_key, new_job_id, store_job
+from app.bench.uploader import Uploader
+from app.blobs import BlobStore
+from app.checks.boards import Boards, boards_for
+from app.checks.evidence import Evidence, Identity, IssuedSpec
+from app.checks.rules import check_job
+from app.checks.summary import UploadSize, fingerprint, job_summary
+from app.checks.table import Report
+from app.db.models import Job, JobStatus
+from app.db.session import Database
+from app.uploads.archive import ExtractedJob
+from app.uploads.redact import redact_folder
+from hbench.errors import HbenchError, Problem
+from hbench.jobs.manifest import MANIFEST_NAME, Manifest, job_identity, parse_manifest
+from hbench.jobs.models import Job as HarborJob
+from hbench.jobs.pack import pack
+from hbench.jobs.reader import read_job
+from hbench.limits import MANIFEST_MAX_BYTES
+from registry.loader import Registry
+
+LISTED_STATUSES = (JobStatus.PRIVATE, JobStatus.PUBLISHED, JobStatus.WITHDRAWN)
+"""What Your bench lists: a deleted job keeps only its hidden fingerprint."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """An accepted upload: its row, and the checks it passed."""
+
+    row: Job
+    report: Report
+
+
+@dataclass(frozen=True)
+class Upload:
+    """Where an upload stands once unpacked: its files, who sends it, and when."""
+
+    extracted: ExtractedJob
+    uploader: Uploader
+    now: datetime
+
+
+def accept(
+    upload: Upload,
+    *,
+    min_hbench_version: str,
+    registry: Registry,
+    database: Database,
+    blobs: BlobStore,
+) -> Stored:
+    """Check an unpacked upload and store it; raise with every failure, storing nothing."""
+    extracted = upload.extracted
+    issued = upload.uploader.issued
+    evidence, boards = gather(extracted, min_hbench_version, registry, issued)
+    report = check_job(evidence)
+    if not report.accepted:
+        raise HbenchError.from_problems(as_sent(report.problems, extracted))
+    job, manifest = evidence.job, evidence.manifest
+    if job is None or manifest is None or boards is None:
+        # Unreachable: the rules fail an upload whose job or manifest can't be read.
+        raise RuntimeError("an accepted upload has a job and a manifest")
+    redactions = redact_folder(extracted.root, extracted.files)
+    row = new_row(upload, job, manifest, boards, report=report, redactions=redactions)
+    archive = pack_beside(extracted)
+    return Stored(store_job(database, blobs, row, archive, now=upload.now), report)
+
+
+def gather(
+    extracted: ExtractedJob,
+    min_hbench_version: str,
+    registry: Registry,
+    issued: IssuedSpec | None,
+) -> tuple[Evidence, Boards | None]:
+    """Read what the rules check from the unpacked files, as they arrived."""
+    root = extracted.root
+    manifest, manifest_problems = read_manifest(extracted)
+    try:
+        job: HarborJob | None = read_job(root)
+        job_problems: tuple[Problem, ...] = ()
+    except HbenchError as error:
+        job, job_problems = None, error.problems
+    boards = boards_for(job, registry, issued) if job is not None else None
+    evidence = Evidence(
+        observed=extracted.files,
+        min_hbench_version=min_hbench_version,
+        manifest=manifest,
+        manifest_problems=manifest_problems,
+        identity=read_identity(root),
+        job=job,
+        job_problems=job_problems,
+        placement=boards.placement if boards is not None else None,
+        issued=issued,
+    )
+    return evidence, boards
+
+
+def read_manifest(extracted: ExtractedJob) -> tuple[Manifest | None, tuple[Problem, ...]]:
+    """The job's manifest, or why there is none; read no further than a manifest may be."""
+    if MANIFEST_NAME not in extracted.files:
+        problem = Problem(
+            "manifest-missing",
+            f"the job has no {MANIFEST_NAME}, so nothing shows it is unchanged since it ran. "
+            "Run benchmarks with `hbench run --config spec.json`, which seals the job, or "
+            "seal a finished one with `hbench jobs resume -p jobs/<job-name>`",
+            MANIFEST_NAME,
+        )
+        return None, (problem,)
+    with (extracted.root / MANIFEST_NAME).open("rb") as stream:
+        data = stream.read(MANIFEST_MAX_BYTES + 1)
+    try:
+        return parse_manifest(data), ()
+    except HbenchError as error:
+        return None, error.problems
+
+
+def read_identity(root: Path) -> Identity | None:
+    """The Harbor version and job id the job's own files give; None when unreadable (the
+    job reader then says why)."""
+    try:
+        harbor_version, job_id = job_identity(root)
+    except HbenchError:
+        return None
+    return Identity(harbor_version=harbor_version, job_id=job_id)
+
+
+def as_sent(problems: list[Problem], extracted: ExtractedJob) -> list[Problem]:
+    """Problems naming paths as the sender knows them (`jobs/<job>/…`), not the scratch
+    folder they were unpacked into, which would both leak and mislead."""
+    inside = str(extracted.root)
+    shown = f"jobs/{extracted.job_name}"
+    return [
+        Problem(
+            p.code,
+            p.message.replace(inside, shown),
+            p.path.replace(inside, shown) if p.path is not None else None,
+        )
+        for p in problems
+    ]
+
+
+def new_row(
+    upload: Upload,
+    job: HarborJob,
+    manifest: Manifest,
+    boards: Boards,
+    *,
+    report: Report,
+    redactions: dict[str, int],
+) -> Job:
+    """The job's row, not yet stored: private, with its summary, checks and fingerprint."""
+    extracted, uploader = upload.extracted, upload.uploader
+    issued = uploader.issued
+    size = UploadSize(extracted.compressed_bytes, extracted.unpacked_bytes, len(extracted.files))
+    job_id = new_job_id(upload.now)
+    return Job(
+        id=job_id,
+        owner_id=uploader.account_id,
+        job_id=uuid.UUID(job.job_id),
+        job_name=job.job_name[:255],
+        status=JobStatus.PRIVATE,
+        summary=job_summary(job, manifest, boards, issued, size),
+        checks=[result.to_json() for result in report.results],
+        redactions=redactions,
+        fingerprint=fingerprint(job),
+        blob_key=blob_key(job_id),
+        issued_run_id=uploader.run_id,
+        board=issued.board if issued is not None else None,
+        entry=issued.entry if issued is not None else None,
+        uploaded_at=upload.now,
+    )
+
+
+def pack_beside(extracted: ExtractedJob) -> Path:
+    """Pack the (redacted) job folder into a new file beside it in the scratch folder."""
+    descriptor, name = tempfile.mkstemp(
+        prefix=".stored-", suffix=".tar.gz", dir=extracted.root.parent
+    )
+    with os.fdopen(descriptor, "wb") as out:
+        pack(extracted.root, out)
+    return Path(name)
+
+
+def list_jobs(session: Session, account_id: uuid.UUID, limit: int) -> list[Job]:
+    """The account's jobs on Your bench, newest first."""
+    return list(
+        session.scalars(
+            select(Job)
+            .where(Job.owner_id == account_id, Job.status.in_(LISTED_STATUSES))
+            .order_by(Job.uploaded_at.desc(), Job.id.desc())
+            .limit(limit)
+        )
+    )
+
+
+def get_job(session: Session, account_id: uuid.UUID, job_id: uuid.UUID) -> Job:
+    """One of the account's jobs; another account's is answered as missing."""
+    row = session.get(Job, job_id)
+    if row is None or row.owner_id != account_id or row.status not in LISTED_STATUSES:
+        raise HbenchError(
+            "bench-job-not-found",
+            f"you have no job with id {job_id} on Your bench; list yours with GET /api/bench/jobs",
+        )
+    return row

@@ -1,0 +1,399 @@
+"""The rule table an uploaded job must pass. Each rule is a small function of the evidence.
+
+Every rule runs, and every failure is kept, not only the first: a refusal lists them all
+(STYLE.md, "verification as tables of checks"). A rule that can't run because what it
+reads could not be read is *skipped*, and the rule that reads that part reports why.
+The checks are on the bytes as they arrived, before redaction touched them.
+`docs/rule-codes.md` ("Upload checks") explains each code.
+"""
+
+from __future__ import annotations
+
+from app.checks.evidence import Evidence
+from app.checks.spec_match import spec_differences
+from app.checks.table import Outcome, Report, Rule, failed, passed, run_table, skipped
+from hbench.errors import Problem
+from hbench.jobs.completeness import completeness_problems
+from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS, JobConfig
+from hbench.jobs.manifest import MANIFEST_NAME, check_hbench_version, compare, identity_problems
+from hbench.jobs.models import Job
+from registry.placement import MAX_ATTEMPTS
+
+PROMPT_KWARG = "prompt_template_path"
+"""The agent option through which Harbor's agents take a prompt template."""
+
+ENVIRONMENT_REFUSED = "board-environment-refused"
+
+
+# The manifest: present, matching the bytes, recent enough, naming this job.
+
+
+def manifest_present(evidence: Evidence) -> Outcome:
+    manifest = evidence.manifest
+    if manifest is None:
+        return failed(evidence.manifest_problems or [_manifest_missing()])
+    return passed(f"{MANIFEST_NAME} lists {len(manifest.files)} files")
+
+
+def manifest_matches_bytes(evidence: Evidence) -> Outcome:
+    if evidence.manifest is None:
+        return skipped(f"there is no readable {MANIFEST_NAME} to compare the files with")
+    fix = (
+        "; the job changed after hbench sealed it: upload it exactly as sealed, or run the "
+        "benchmark again for a new result"
+    )
+    problems = compare(evidence.manifest, evidence.observed)
+    if problems:
+        return failed([Problem(p.code, p.message + fix, p.path) for p in problems])
+    return passed(f"all {len(evidence.manifest.files)} files match their size and sha256")
+
+
+def hbench_version(evidence: Evidence) -> Outcome:
+    manifest = evidence.manifest
+    if manifest is None:
+        return skipped(f"there is no readable {MANIFEST_NAME} to read hbench's version from")
+    problems = check_hbench_version(manifest, evidence.min_hbench_version)
+    if problems:
+        fix = "; upgrade hbench (pip install -U hbench) and run the benchmark again with it"
+        return failed([Problem(p.code, p.message + fix, p.path) for p in problems])
+    return passed(f"sealed by hbench {manifest.hbench_version}")
+
+
+def manifest_identity(evidence: Evidence) -> Outcome:
+    manifest, identity = evidence.manifest, evidence.identity
+    if manifest is None:
+        return skipped(f"there is no readable {MANIFEST_NAME}")
+    if identity is None:
+        return skipped("result.json or lock.json can't be read (see the job-readable rule)")
+    problems = identity_problems(manifest, identity.harbor_version, identity.job_id)
+    if problems:
+        fix = (
+            f"; {MANIFEST_NAME} was taken from another job or edited: reseal the job with "
+            "`hbench jobs resume -p jobs/<job-name>`"
+        )
+        return failed([Problem(p.code, p.message + fix, p.path) for p in problems])
+    return passed(f"names job {identity.job_id} and Harbor {identity.harbor_version}")
+
+
+# The job: readable, finished and complete.
+
+
+def job_readable(evidence: Evidence) -> Outcome:
+    job = evidence.job
+    if job is None:
+        return failed(evidence.job_problems or [_not_a_job()])
+    return passed(f"a Harbor {job.harbor_version or '(unknown)'} job of {len(job.trials)} trials")
+
+
+def job_complete(evidence: Evidence) -> Outcome:
+    job = evidence.job
+    if job is None:
+        return skipped("the job can't be read")
+    problems = completeness_problems(job)
+    if not problems and not job.results:
+        problems = [
+            Problem(
+                "job-no-trials",
+                f"the job {job.job_name} ran no trial: its datasets and task filters matched "
+                "no task. Check the dataset's name and version and any task_names, then run "
+                "the benchmark again",
+            )
+        ]
+    if problems:
+        return failed(problems)
+    return passed(f"finished, with a result for all {job.n_total_trials} planned trials")
+
+
+# What ran: one dataset, one agent, one model, 1 to 5 attempts.
+
+
+def one_dataset(evidence: Evidence) -> Outcome:
+    job = evidence.job
+    if job is None:
+        return skipped("the job can't be read")
+    sources = [d.ref_label for d in job.datasets]
+    if job.config.tasks:
+        sources.append(f"{len(job.config.tasks)} tasks named on their own (`tasks`)")
+    if len(sources) > 1:
+        return failed(
+            [
+                Problem(
+                    "job-several-datasets",
+                    f"the job ran {len(sources)} sets of tasks ({', '.join(sources)}); a job "
+                    "counts for one dataset. Run each dataset as a job of its own "
+                    "(`-d name@version`) and upload each",
+                    "config.json",
+                )
+            ]
+        )
+    if not sources:
+        return skipped("config.json names no dataset and no task")
+    local = job.config.tasks or any(d.name is None for d in job.datasets)
+    if local:
+        return passed(f"one set of tasks from a folder ({sources[0]}): it fits no board")
+    return passed(f"one dataset, {sources[0]}")
+
+
+def one_agent(evidence: Evidence) -> Outcome:
+    job = evidence.job
+    if job is None:
+        return skipped("the job can't be read")
+    labels = job.agent_names
+    repeated = len(job.config.agents) > 1 and len(labels) == 1 and len(job.model_names) <= 1
+    if len(labels) > 1 or repeated:
+        named = ", ".join(labels) if len(labels) > 1 else f"{labels[0]}, listed twice or more"
+        return failed(
+            [
+                Problem(
+                    "job-several-agents",
+                    f"the job ran {len(job.config.agents)} agent entries ({named}); a job "
+                    "counts for one agent. Run each agent as a job of its own (one `-a`) "
+                    "and upload each",
+                    "config.json",
+                )
+            ]
+        )
+    return passed(f"one agent, {labels[0]}")
+
+
+def one_model(evidence: Evidence) -> Outcome:
+    job = evidence.job
+    if job is None:
+        return skipped("the job can't be read")
+    models = job.model_names
+    if len(models) > 1:
+        return failed(
+            [
+                Problem(
+                    "job-several-models",
+                    f"the job ran {len(models)} models ({', '.join(models)}); a job counts "
+                    "for one model. Run each model as a job of its own (one `-m`) and "
+                    "upload each",
+                    "config.json",
+                )
+            ]
+        )
+    return passed(f"one model, {models[0]}" if models else "no model")
+
+
+def attempts_in_range(evidence: Evidence) -> Outcome:
+    job = evidence.job
+    if job is None:
+        return skipped("the job can't be read")
+    n = job.n_attempts
+    if not 1 <= n <= MAX_ATTEMPTS:
+        return failed(
+            [
+                Problem(
+                    "job-attempts-out-of-range",
+                    f"the job ran {n} attempts per task; uploads take 1 to {MAX_ATTEMPTS}. "
+                    f"Run the benchmark again with `-k {MAX_ATTEMPTS}` or fewer",
+                    "config.json",
+                )
+            ]
+        )
+    return passed(f"{n} attempt{'s' if n > 1 else ''} per task")
+
+
+# How it ran: retries of crashes only; prompts only as issued; an allowed environment.
+
+
+def retries_only_crashes(evidence: Evidence) -> Outcome:
+    job = evidence.job
+    if job is None:
+        return skipped("the job can't be read")
+    problems = _retry_setting_problems(job) + _retried_failures(job)
+    if problems:
+        return failed(problems)
+    if not job.logged_retries:
+        return passed("no trial was retried")
+    return passed(f"{len(job.logged_retries)} retries, each of a crash")
+
+
+def _retry_setting_problems(job: Job) -> list[Problem]:
+    retry = job.retry
+    if retry.max_retries == 0:
+        return []  # nothing is retried, whatever the lists say
+    fix = (
+        "Run the benchmark again with only --max-retries (`hbench run -r N`), which keeps "
+        "Harbor's default exclusions"
+    )
+    problems = []
+    dropped = sorted(DEFAULT_RETRY_EXCLUSIONS - (retry.exclude_exceptions or frozenset()))
+    if dropped:
+        problems.append(
+            Problem(
+                "job-retries-not-crashes",
+                f"retry.exclude_exceptions leaves out {', '.join(dropped)}, so Harbor retried "
+                f"failures that count against the agent, not only crashes. {fix}",
+                "config.json",
+            )
+        )
+    if retry.include_exceptions:
+        problems.append(
+            Problem(
+                "job-retries-not-crashes",
+                "retry.include_exceptions is set "
+                f"({', '.join(sorted(retry.include_exceptions))}); retries must follow "
+                f"Harbor's defaults, so the same crashes rerun for everyone. {fix}",
+                "config.json",
+            )
+        )
+    return problems
+
+
+def _retried_failures(job: Job) -> list[Problem]:
+    return [
+        Problem(
+            "job-retries-not-crashes",
+            f"job.log shows the trial {retry.trial_name} retried after "
+            f"{retry.exception_type}, a failure that counts against the agent, not a crash; "
+            "a retry may not replace it. Run the benchmark again with Harbor's default "
+            "exclusions (`hbench run -r N`)",
+            "job.log",
+        )
+        for retry in job.logged_retries
+        if retry.exception_type in DEFAULT_RETRY_EXCLUSIONS
+    ]
+
+
+def prompt_as_issued(evidence: Evidence) -> Outcome:
+    job, issued = evidence.job, evidence.issued
+    if job is None:
+        return skipped("the job can't be read")
+    used = prompt_texts(job.config)
+    if not used:
+        return passed("no prompt template and no extra instructions")
+    if issued is not None and prompt_texts(JobConfig.model_validate(dict(issued.spec))):
+        return passed(f"{', '.join(used)}, as issued (the spec-matches rule compares them)")
+    why = (
+        f"its run {issued.run_id} was issued without them"
+        if issued is not None
+        else "only an issued run may use them, so the site knows them before the run"
+    )
+    return failed(
+        [
+            Problem(
+                "job-prompt-not-issued",
+                f"the job used {' and '.join(used)}, but {why}. Issue a run with "
+                "`declarative.prompt_template` or `declarative.extra_instructions` and run "
+                "its spec, or run the benchmark again without them",
+                "config.json",
+            )
+        ]
+    )
+
+
+def prompt_texts(config: JobConfig) -> list[str]:
+    """What of a config changes the agent's prompt: a template, extra instructions."""
+    used = [
+        f"a prompt template (agents[{i}].kwargs.{PROMPT_KWARG})"
+        for i, agent in enumerate(config.agents)
+        if agent.kwargs.get(PROMPT_KWARG)
+    ]
+    extra = len(config.extra_instructions) + len(config.extra_instruction_paths)
+    if extra:
+        used.append(f"{extra} extra instruction{'s' if extra > 1 else ''}")
+    return used
+
+
+def environment_allowed(evidence: Evidence) -> Outcome:
+    if evidence.issued is not None:
+        return skipped("an issued run runs where its spec says (the spec-matches rule)")
+    placement = evidence.placement
+    refused = [p for p in placement.problems if p.code == ENVIRONMENT_REFUSED] if placement else []
+    if refused:
+        return failed(refused)
+    if placement is None or not (placement.fits or placement.opens):
+        return skipped("the job fits no board, so no board's environments apply")
+    return passed("its environment is allowed on the boards it fits")
+
+
+# An issued run: its config is its spec, and the manifest names that spec.
+
+
+def spec_matches(evidence: Evidence) -> Outcome:
+    job, issued = evidence.job, evidence.issued
+    if issued is None:
+        return skipped("not an issued run: uploaded with an API token")
+    if job is None:
+        return skipped("the job can't be read")
+    differences = spec_differences(issued.spec, job.config)
+    if not differences:
+        return passed("config.json equals the issued spec, jobs_dir and max_retries aside")
+    fix = (
+        "hbench run takes only --jobs-dir and --max-retries besides the spec; run the "
+        "run's spec.json again as it was issued, unedited"
+    )
+    return failed(
+        [
+            Problem(
+                "local-spec-mismatch",
+                f"config.json differs from the spec run {issued.run_id} was issued with: "
+                f"{d.describe()}. {fix}",
+                f"config.json:{d.field}",
+            )
+            for d in differences
+        ]
+    )
+
+
+def spec_digest_matches(evidence: Evidence) -> Outcome:
+    manifest, issued = evidence.manifest, evidence.issued
+    if issued is None:
+        return skipped("not an issued run: uploaded with an API token")
+    if manifest is None:
+        return skipped(f"there is no readable {MANIFEST_NAME}")
+    if manifest.spec_digest == issued.spec_digest:
+        return passed(f"{MANIFEST_NAME} names the issued spec, {issued.spec_digest[:12]}…")
+    recorded = f"{manifest.spec_digest[:12]}…" if manifest.spec_digest else "no spec"
+    return failed(
+        [
+            Problem(
+                "run-spec-digest-mismatch",
+                f"{MANIFEST_NAME} records {recorded}, but run {issued.run_id} was issued "
+                f"with spec {issued.spec_digest[:12]}…: the job ran from another spec.json. "
+                "Run this run's own spec.json (`hbench run --config spec.json`), or upload "
+                "the job with the run token of the run whose spec it ran",
+                MANIFEST_NAME,
+            )
+        ]
+    )
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("manifest-present", "The job has a readable manifest.json", manifest_present),
+    Rule("manifest-matches-bytes", "Every file matches the manifest", manifest_matches_bytes),
+    Rule("hbench-version", "A recent enough hbench sealed it", hbench_version),
+    Rule("manifest-identity", "The manifest names this job", manifest_identity),
+    Rule("job-readable", "Harbor wrote the job", job_readable),
+    Rule("job-complete", "The job finished, every trial with a result", job_complete),
+    Rule("one-dataset", "It ran one dataset", one_dataset),
+    Rule("one-agent", "It ran one agent", one_agent),
+    Rule("one-model", "It ran one model", one_model),
+    Rule("attempts-in-range", "1 to 5 attempts per task", attempts_in_range),
+    Rule("retries-only-crashes", "Retries reran only crashes", retries_only_crashes),
+    Rule("prompt-as-issued", "No prompt template or instructions unless issued", prompt_as_issued),
+    Rule("environment-allowed", "Its environment is allowed where it goes", environment_allowed),
+    Rule("spec-matches", "An issued run's config is its spec", spec_matches),
+    Rule("spec-digest-matches", "The manifest names the issued spec", spec_digest_matches),
+)
+"""The table, in the order failures are listed: integrity first, then what ran, then how."""
+
+
+def check_job(evidence: Evidence) -> Report:
+    """Run the whole table on an upload's evidence; the report holds every failure."""
+    return run_table(RULES, evidence)
+
+
+def _manifest_missing() -> Problem:
+    return Problem(
+        "manifest-missing",
+        f"the job has no {MANIFEST_NAME}, so nothing shows it is unchanged since it ran. Run "
+        "benchmarks with `hbench run --config spec.json`, which seals the job",
+        MANIFEST_NAME,
+    )
+
+
+def _not_a_job() -> Problem:
+    return Problem("job-not-harbor", "the upload holds no Harbor job folder")

@@ -1,0 +1,90 @@
+"""`hbench-app data-repo` (also `python -m app.datarepo`): run the data-repo writer from
+the command line.
+
+`write --once` drains the outbox and exits, for scripts and crash-recovery checks;
+without it the writer keeps polling in the foreground, for a deployment that runs it as
+its own process (with `HBENCH_WRITER_ENABLED=false` on the service).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.datarepo.lock import writer_lock
+from app.datarepo.outbox import counts
+from app.datarepo.service import writer_for
+from app.datarepo.writer import DrainReport, Writer
+from app.db.migrate import upgrade
+from app.db.session import Database
+from app.settings import load_settings
+from hbench.cli.output import handled
+
+data_repo = typer.Typer(help="Write the public data repository.", no_args_is_help=True)
+
+
+@data_repo.callback()
+def _group() -> None:
+    # A group, even with one command, so `write` is named the same from either entry
+    # point (`hbench-app data-repo write`, `python -m app.datarepo write`).
+    pass
+
+
+@data_repo.command("write")
+def write(
+    once: Annotated[bool, typer.Option("--once", help="Write what is pending, then exit.")] = False,
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--state-dir",
+            help="The service's state directory (default: $HBENCH_STATE_DIR or ./.state).",
+            file_okay=False,
+        ),
+    ] = None,
+    wait: Annotated[
+        float, typer.Option(help="Seconds to wait for another writer to finish.", min=0)
+    ] = 60.0,
+) -> None:
+    """Apply the outbox's pending changes to the data repository, commit and push them.
+
+    Only one writer runs at a time; the service runs one itself unless
+    HBENCH_WRITER_ENABLED=false.
+    """
+    with handled():
+        settings = load_settings(**({"state_dir": state_dir} if state_dir else {}))
+        # Readable by its owner only, as the service makes it (`app.main.prepare_state_dir`).
+        settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        database = Database(settings.effective_database_url)
+        try:
+            upgrade(database.engine)
+            writer = writer_for(settings, database)
+            if once:
+                _write_once(writer, wait)
+                return
+            poll = settings.writer_poll_interval.total_seconds()
+            typer.echo(f"Writing {settings.data_repository_git_url}; Ctrl-C stops.", err=True)
+            try:
+                while True:
+                    _write_once(writer, wait)
+                    time.sleep(poll)
+            except KeyboardInterrupt:
+                return
+        finally:
+            database.dispose()
+
+
+def _write_once(writer: Writer, wait: float) -> DrainReport:
+    with writer_lock(writer.database, wait=wait):
+        report = writer.drain()
+    with writer.database.session() as session:
+        left = counts(session, max_attempts=writer.max_attempts)
+    typer.echo(
+        f"Applied {report.applied} changes in {report.commits} commits"
+        f"{f' ({report.landed} more had landed already)' if report.landed else ''}; "
+        f"{left.pending} pending, {left.given_up} given up.",
+        err=True,
+    )
+    return report

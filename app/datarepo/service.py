@@ -1,0 +1,119 @@
+"""The writer as the service runs it: built from the settings, in a background thread
+that a committed enqueue wakes, polling as a fallback.
+
+A thread rather than an asyncio task: the writer's work is git processes and database
+calls that block, and it must not hold up the service's requests.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from app.datarepo.checkout import Checkout
+from app.datarepo.git import Remote, TokenProvider
+from app.datarepo.lock import writer_lock
+from app.datarepo.outbox import DOORBELL
+from app.datarepo.repo_init import ensure_local_data_repository
+from app.datarepo.writer import Writer
+from app.db.session import Database
+from app.settings import Settings
+from hbench.errors import HbenchError
+
+log = logging.getLogger(__name__)
+
+MAX_RETRY_SECONDS = 300.0
+STOP_TIMEOUT_SECONDS = 60.0
+
+
+def remote_for(settings: Settings, tokens: TokenProvider | None) -> Remote:
+    """The repository the writer pushes to. Local mode creates it on first use."""
+    if settings.mode == "local":
+        ensure_local_data_repository(settings.data_repository_remote_dir)
+        return Remote(settings.data_repository_git_url)
+    if tokens is None:
+        message = (
+            "GitHub mode pushes to the data repository with the App's installation token, "
+            "and no token provider was given"
+        )
+        raise HbenchError("datarepo-token-unavailable", message)
+    return Remote(settings.data_repository_git_url, tokens)
+
+
+def writer_for(
+    settings: Settings, database: Database, tokens: TokenProvider | None = None
+) -> Writer:
+    """The writer the settings describe: their remote, the state directory's checkout."""
+    checkout = Checkout(settings.data_repository_dir, remote_for(settings, tokens))
+    return Writer(
+        database,
+        checkout,
+        batch_size=settings.writer_batch_size,
+        max_attempts=settings.writer_max_attempts,
+        backoff=0.05 if settings.mode == "local" else 0.5,
+    )
+
+
+class BackgroundWriter:
+    """Runs a writer in a thread until stopped: whenever this process enqueues a change,
+    and every `poll_interval` seconds for changes enqueued elsewhere."""
+
+    def __init__(self, writer: Writer, *, poll_interval: float) -> None:
+        self.writer = writer
+        self.poll_interval = poll_interval
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="hbench-datarepo-writer")
+
+    def start(self) -> None:
+        DOORBELL.subscribe(self._wake)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Finish the batch in hand and stop."""
+        self._stopping.set()
+        self._wake.set()
+        DOORBELL.unsubscribe(self._wake)
+        self._thread.join(STOP_TIMEOUT_SECONDS)
+
+    def _run(self) -> None:
+        failures = 0
+        while not self._stopping.is_set():
+            self._wake.clear()
+            failures = 0 if self._drain() else failures + 1
+            backoff = self.poll_interval * 2 ** min(failures, 10)
+            delay = min(backoff, max(self.poll_interval, MAX_RETRY_SECONDS))
+            self._wake.wait(delay)
+
+    def _drain(self) -> bool:
+        """One round; False when it failed (the next round waits longer)."""
+        try:
+            with writer_lock(self.writer.database, wait=0):
+                self.writer.drain(self._stopping)
+        except HbenchError as error:
+            if error.code == "datarepo-writer-busy":  # another replica's turn
+                return True
+            log.warning("data-repo writer: %s", error.detail)
+            return False
+        except Exception:
+            log.exception("data-repo writer failed; it tries again on its next round")
+            return False
+        return True
+
+
+def start_background_writer(
+    settings: Settings, database: Database, tokens: TokenProvider | None = None
+) -> BackgroundWriter | None:
+    """Start the service's writer, unless the settings turn it off or, in GitHub mode,
+    there is no token provider to push with yet."""
+    if not settings.writer_enabled:
+        return None
+    if settings.mode == "github" and tokens is None:
+        log.warning("data-repo writer not started: GitHub mode needs the App's installation tokens")
+        return None
+    writer = BackgroundWriter(
+        writer_for(settings, database, tokens),
+        poll_interval=settings.writer_poll_interval.total_seconds(),
+    )
+    writer.start()
+    return writer

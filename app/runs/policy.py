@@ -1,0 +1,303 @@
+"""What the service issues (../shared/spec/hbench-issue-a-run.txt, "What you can issue"):
+the request resolved against the registry, a table of checks, and the board's limits.
+
+Pure functions: the registry and the counts come in as values, problems go out. Every
+check runs and every failure is returned, not the first; the limits are counted only
+once the request itself is sound, since they need its board.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from app.runs.schemas import IssueRequest
+from hbench.errors import HbenchError, Problem
+from registry.loader import Registry
+from registry.schema import FULL, ISSUED_ATTEMPTS, Benchmark, Board, Model, TaskSet
+
+DAY = timedelta(hours=24)
+"""The window of a board's `runsPerDay`."""
+
+RESERVED_KWARGS = {
+    "prompt_template_path": "send the template's text as declarative.prompt_template instead",
+    "model_name": "the board decides the model",
+}
+"""Agent options the spec sets itself, and why they can't come from the body."""
+
+INSTRUCTION = re.compile(r"\{\{-?\s*instruction\b")
+"""Harbor renders a prompt template with the task's text as `instruction`."""
+
+# How many names a refusal lists before it says "and N more".
+LISTED = 12
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """What the request names, as far as the registry knows it."""
+
+    board: Board | None = None
+    benchmark: Benchmark | None = None
+    task_set: TaskSet | None = None
+    model: Model | None = None
+
+    def target(self) -> Target | None:
+        """The target, when every part was found."""
+        board, benchmark, task_set, model = self.board, self.benchmark, self.task_set, self.model
+        if board is None or benchmark is None or task_set is None or model is None:
+            return None
+        if benchmark.harbor.dataset is None:
+            return None
+        return Target(board, benchmark, task_set, model, benchmark.harbor.dataset)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A request the policy allows: the board it counts on and what that board runs."""
+
+    board: Board
+    benchmark: Benchmark
+    task_set: TaskSet
+    model: Model
+    dataset: str  # `name@version`
+
+
+def check_request(request: IssueRequest, registry: Registry, *, denied: bool) -> Target:
+    """The request's target, or an HbenchError listing every reason it can't be issued."""
+    lookup, problems = look_up(request, registry)
+    problems = [*problems]
+    for check in CHECKS:
+        problems.extend(check(request, lookup))
+    if denied:
+        problems.append(Problem("account-denied", "a maintainer denied this account"))
+    if request.names_entry:
+        # The spec names this refusal; it leads, whatever else is wrong.
+        message = (
+            "the service names entries itself, from the agent and its settings; "
+            "leave `name` out, and read the name from the answer's `submission`"
+        )
+        problems.insert(0, Problem("entry-name-generated", message, "body.name"))
+    target = lookup.target()
+    # A look-up that found no target always says why, so `problems` is never empty here.
+    if problems or target is None:
+        raise HbenchError.from_problems(problems)
+    return target
+
+
+def look_up(request: IssueRequest, registry: Registry) -> tuple[Lookup, list[Problem]]:
+    """Find the board, benchmark, task set and model, by `arena` or by the other fields."""
+    if request.arena is not None:
+        return by_board(request, registry)
+    return by_cell(request, registry)
+
+
+def by_board(request: IssueRequest, registry: Registry) -> tuple[Lookup, list[Problem]]:
+    slug = request.arena or ""
+    board = registry.boards.get(slug)
+    benchmark = registry.benchmarks.get(board.benchmark) if board else None
+    task_set = benchmark.task_set(board.task_set) if board and benchmark else None
+    model = registry.models.get(board.model) if board else None
+    if board is None or benchmark is None or benchmark.harbor.dataset is None:
+        runnable = sorted(b.slug for b in registry.boards.values() if is_runnable(b, registry))
+        message = f"there is no board {slug!r} to issue runs on; the boards: {listing(runnable)}"
+        return Lookup(), [Problem("run-board-unknown", message, "body.arena")]
+    lookup = Lookup(board, benchmark, task_set, model)
+    given = {"dataset": request.dataset, "task_set": request.task_set, "model": request.model}
+    actual = {"dataset": benchmark.harbor.dataset, "task_set": board.task_set, "model": board.model}
+    problems = [
+        Problem(
+            "run-board-mismatch",
+            f"the board {board.slug} runs {field} {actual[field]}, not {value}; "
+            f"leave {field} out, or give the board that runs {value}",
+            f"body.{field}",
+        )
+        for field, value in given.items()
+        if value is not None and value != actual[field] and not _same_model(field, value, model)
+    ]
+    return lookup, problems
+
+
+def by_cell(request: IssueRequest, registry: Registry) -> tuple[Lookup, list[Problem]]:
+    problems: list[Problem] = []
+    if request.dataset is None or request.model is None:
+        message = (
+            "name the board with arena, or the benchmark with dataset (name@version) and "
+            "model; `hbench registry search` lists them"
+        )
+        problems.append(Problem("run-target-missing", message, "body"))
+    benchmark = _benchmark(request.dataset, registry, problems)
+    task_set = _task_set(benchmark, request.task_set or FULL, problems)
+    model = _model(request.model, registry, problems)
+    if benchmark is None or task_set is None or model is None:
+        return Lookup(None, benchmark, task_set, model), problems
+    boards = sorted(
+        (b for b in registry.boards.values() if b.benchmark == benchmark.slug
+         and b.task_set == task_set.name and b.model == model.slug),
+        key=lambda b: b.slug,
+    )  # fmt: skip
+    if len(boards) == 1:
+        return Lookup(boards[0], benchmark, task_set, model), problems
+    if boards:
+        message = (
+            f"several boards run this: {listing([b.slug for b in boards])}; name one with arena"
+        )
+        problems.append(Problem("run-board-ambiguous", message, "body"))
+    else:
+        others = sorted(b.slug for b in registry.boards.values() if b.benchmark == benchmark.slug)
+        message = (
+            f"no board runs {benchmark.slug} ({task_set.name}) with {model.slug}; "
+            f"this benchmark's boards: {listing(others)}"
+        )
+        problems.append(Problem("run-no-board", message, "body"))
+    return Lookup(None, benchmark, task_set, model), problems
+
+
+def _benchmark(
+    dataset: str | None, registry: Registry, problems: list[Problem]
+) -> Benchmark | None:
+    if dataset is None:
+        return None
+    found = registry.benchmarks_for_dataset(dataset)
+    if found:
+        return found[0]
+    known = sorted(b.harbor.dataset for b in registry.benchmarks.values() if b.harbor.dataset)
+    message = (
+        f"no benchmark of this service runs the dataset {dataset!r}; the datasets: "
+        f"{listing(known)}. To score another dataset, run it and upload the job"
+    )
+    problems.append(Problem("run-dataset-unknown", message, "body.dataset"))
+    return None
+
+
+def _task_set(benchmark: Benchmark | None, name: str, problems: list[Problem]) -> TaskSet | None:
+    if benchmark is None:
+        return None
+    task_set = benchmark.task_set(name)
+    if task_set is None:
+        names = [s.name for s in benchmark.task_sets]
+        message = f"{benchmark.slug} has no task set {name!r}; its sets: {listing(names)}"
+        problems.append(Problem("run-task-set-unknown", message, "body.task_set"))
+    return task_set
+
+
+def _model(slug: str | None, registry: Registry, problems: list[Problem]) -> Model | None:
+    if slug is None:
+        return None
+    model = registry.models.get(slug) or registry.model_named(slug)
+    if model is None:
+        message = (
+            f"the registry names no model {slug!r}; the models: "
+            f"{listing(sorted(registry.models))}. To score another model, run it and upload the job"
+        )
+        problems.append(Problem("run-model-unknown", message, "body.model"))
+    return model
+
+
+def _same_model(field: str, value: str, model: Model | None) -> bool:
+    """A model may be named by one of its Harbor names as well as its slug."""
+    if field != "model" or model is None:
+        return False
+    return value.lower() in {name.lower() for name in model.harbor_names}
+
+
+Check = Callable[[IssueRequest, Lookup], Iterable[Problem]]
+
+
+def agent_listed(request: IssueRequest, lookup: Lookup) -> Iterable[Problem]:
+    model, agent = lookup.model, request.declarative.agent
+    if model is not None and agent not in model.agents:
+        message = (
+            f"the agent {agent!r} is not issued with {model.slug}; its agents: "
+            f"{listing(model.agents)}"
+        )
+        yield Problem("run-agent-not-allowed", message, "body.declarative.agent")
+
+
+def attempts_allowed(request: IssueRequest, lookup: Lookup) -> Iterable[Problem]:
+    allowed = lookup.board.attempts if lookup.board is not None else list(ISSUED_ATTEMPTS)
+    if request.n_attempts not in allowed:
+        where = f"the board {lookup.board.slug}" if lookup.board else "an issued run"
+        choices = " or ".join(str(n) for n in sorted(allowed))
+        message = f"{where} takes {choices} attempts per task, not {request.n_attempts}"
+        yield Problem("run-attempts-refused", message, "body.n_attempts")
+
+
+def kwargs_unreserved(request: IssueRequest, lookup: Lookup) -> Iterable[Problem]:
+    for key, why in RESERVED_KWARGS.items():
+        if key in request.declarative.kwargs:
+            message = f"the option {key} is set by the spec itself ({why}); remove it"
+            yield Problem("run-kwargs-reserved", message, f"body.declarative.kwargs.{key}")
+
+
+def template_uses_instruction(request: IssueRequest, lookup: Lookup) -> Iterable[Problem]:
+    template = request.declarative.prompt_template
+    if template is not None and INSTRUCTION.search(template) is None:
+        message = (
+            "the prompt template never uses {{ instruction }}, so the agent would not see "
+            "the task; put {{ instruction }} where the task's text belongs"
+        )
+        yield Problem("run-prompt-template-invalid", message, "body.declarative.prompt_template")
+
+
+CHECKS: tuple[Check, ...] = (
+    agent_listed,
+    attempts_allowed,
+    kwargs_unreserved,
+    template_uses_instruction,
+)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """One account's runs on one board, as its limits count them."""
+
+    issued_last_day: Sequence[datetime]  # when each run of the last 24 hours was issued
+    waiting_until: Sequence[datetime]  # when each run waiting for upload expires
+
+
+def limit_problems(board: Board, usage: Usage, now: datetime) -> list[Problem]:
+    """The board's limits this account has reached, each saying when a slot frees."""
+    problems = []
+    per_day, waiting = board.limits.runs_per_day, board.limits.runs_waiting
+    if len(usage.issued_last_day) >= per_day:
+        # With n runs in the window and room for `per_day`, the run issued
+        # (n - per_day + 1)-th leaving the window makes room for one more.
+        frees = sorted(usage.issued_last_day)[len(usage.issued_last_day) - per_day] + DAY
+        message = (
+            f"you were issued {len(usage.issued_last_day)} runs on {board.slug} in the last 24 "
+            f"hours, its limit, abandoned and expired ones included; the next slot frees "
+            f"{when(frees, now)}"
+        )
+        problems.append(Problem("run-limit-daily", message))
+    if len(usage.waiting_until) >= waiting:
+        frees = sorted(usage.waiting_until)[len(usage.waiting_until) - waiting]
+        message = (
+            f"{len(usage.waiting_until)} of your runs on {board.slug} are waiting for upload, "
+            f"its limit; upload one, or free a slot now with `hbench runs abandon RUN_ID` "
+            f"(`hbench runs list` shows them); otherwise one expires {when(frees, now)}"
+        )
+        problems.append(Problem("run-limit-waiting", message))
+    return problems
+
+
+def when(moment: datetime, now: datetime) -> str:
+    """`at 2026-10-30 14:05 UTC (in 3 h 12 min)`: a time people can act on."""
+    minutes = max(0, int((moment - now).total_seconds() + 59) // 60)
+    hours, minutes = divmod(minutes, 60)
+    wait = f"{hours} h {minutes} min" if hours else f"{minutes} min"
+    return f"at {moment:%Y-%m-%d %H:%M} UTC (in {wait})"
+
+
+def is_runnable(board: Board, registry: Registry) -> bool:
+    benchmark = registry.benchmarks.get(board.benchmark)
+    return benchmark is not None and benchmark.harbor.dataset is not None
+
+
+def listing(names: Sequence[str]) -> str:
+    """Names for a message: all of them, or the first few and how many more."""
+    if not names:
+        return "none"
+    shown = ", ".join(names[:LISTED])
+    return shown if len(names) <= LISTED else f"{shown} and {len(names) - LISTED} more"

@@ -1,0 +1,168 @@
+"""The issued-run endpoints: `POST /api/local-runs`, `GET /api/local-runs` and
+`POST /api/local-runs/{run_id}/abandon` (../shared/spec/hbench-issue-a-run.txt).
+
+The router's lifespan writes the demo dataset under the state directory at start, so the
+specs issued for the demo board can name its registry.json by absolute path.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, FastAPI, Query, Response, status
+
+from app.auth.dependencies import CurrentAccount
+from app.clock import ClockDep
+from app.db.models import IssuedRun
+from app.dependencies import SessionDep, SettingsDep
+from app.errors import error_responses
+from app.registry import RegistryDep
+from app.runs import service
+from app.runs.schemas import (
+    EnvironmentVariable,
+    IssuedRunCreated,
+    IssuedRunInfo,
+    IssuedRunList,
+    IssueRequest,
+)
+from app.runs.status import effective_status
+from app.settings import Settings, get_settings
+from hbench.demo import materialize
+
+SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
+POLICY = (
+    "entry-name-generated",
+    "run-target-missing",
+    "run-board-unknown",
+    "run-board-mismatch",
+    "run-board-ambiguous",
+    "run-dataset-unknown",
+    "run-task-set-unknown",
+    "run-model-unknown",
+    "run-no-board",
+    "run-agent-not-allowed",
+    "run-attempts-refused",
+    "run-kwargs-reserved",
+    "run-prompt-template-invalid",
+    "run-limit-daily",
+    "run-limit-waiting",
+)
+DEFAULT_LIST_LIMIT = 100
+
+
+@asynccontextmanager
+async def write_demo_dataset(app: FastAPI) -> AsyncIterator[None]:
+    """Write the demo's tasks and registry.json into the state directory, fresh each start."""
+    # The settings handlers see, overrides included (as `app.main.app_settings` reads
+    # them; importing that module from here would be circular).
+    settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
+    materialize(settings.demo_dir)
+    yield
+
+
+router = APIRouter(prefix="/api/local-runs", tags=["issued runs"], lifespan=write_demo_dataset)
+
+
+@router.post(
+    "",
+    summary="Issue a run (its run token is shown once)",
+    description="Checks the request against the registry's policy (a known benchmark and "
+    "task set, a model it names, an agent listed for that model, the board's attempts) and "
+    "the board's limits, and answers with the spec to run and the run token. Leave `name` "
+    "out: the service names the entry (`entry-name-generated`). A refusal lists every "
+    "problem; a limit's says when a slot frees.",
+    status_code=status.HTTP_201_CREATED,
+    response_model=IssuedRunCreated,
+    responses=error_responses(*SIGNED_IN, *POLICY, "request-invalid"),
+)
+def issue_run(
+    body: IssueRequest,
+    *,
+    account: CurrentAccount,
+    session: SessionDep,
+    settings: SettingsDep,
+    registry: RegistryDep,
+    clock: ClockDep,
+    response: Response,
+) -> IssuedRunCreated:
+    issued = service.issue_run(
+        session,
+        account,
+        body,
+        registry=registry,
+        demo_registry=(settings.demo_dir / "registry.json").resolve(),
+        lifetime=settings.run_token_lifetime,
+        now=clock(),
+    )
+    run = issued.run
+    # The one answer that carries the run token must not be kept by any cache on the way.
+    response.headers["cache-control"] = "no-store"
+    return IssuedRunCreated(
+        run_id=run.id,
+        board=run.board,
+        submission=run.entry,
+        job_name=str(run.spec["job_name"]),
+        spec=run.spec,
+        spec_digest=run.spec_digest,
+        prompt_template=issued.prompt_template,
+        token=issued.token,
+        issued_at=run.issued_at,
+        expires_at=run.expires_at,
+        environment=[EnvironmentVariable.model_validate(v) for v in issued.environment],
+    )
+
+
+@router.get(
+    "",
+    summary="List your issued runs, newest first",
+    response_model=IssuedRunList,
+    responses=error_responses(*SIGNED_IN, "request-invalid"),
+)
+def list_runs(
+    account: CurrentAccount,
+    session: SessionDep,
+    clock: ClockDep,
+    limit: Annotated[int, Query(ge=1, le=1000, description="At most this many runs.")] = (
+        DEFAULT_LIST_LIMIT
+    ),
+) -> IssuedRunList:
+    now = clock()
+    return IssuedRunList(
+        runs=[info(run, now) for run in service.list_runs(session, account, limit)]
+    )
+
+
+@router.post(
+    "/{run_id}/abandon",
+    summary="Abandon one of your runs waiting for upload",
+    description="The run counts as expired and frees its slot on the board at once. A run "
+    "already abandoned, uploaded or expired is refused (`run-not-waiting`).",
+    response_model=IssuedRunInfo,
+    responses=error_responses(*SIGNED_IN, "run-not-found", "run-not-waiting", "request-invalid"),
+)
+def abandon_run(
+    run_id: uuid.UUID, account: CurrentAccount, session: SessionDep, clock: ClockDep
+) -> IssuedRunInfo:
+    now = clock()
+    return info(service.abandon_run(session, account, run_id, now), now)
+
+
+def info(run: IssuedRun, now: datetime) -> IssuedRunInfo:
+    """A run as lists show it, with its status at `now` (expiry computed, not stored)."""
+    hardware = (run.provenance or {}).get("hardware") or {}
+    return IssuedRunInfo(
+        run_id=run.id,
+        board=run.board,
+        submission=run.entry,
+        job_name=str(run.spec.get("job_name", "")),
+        n_attempts=int(run.spec.get("n_attempts", 1)),
+        status=effective_status(run.status, run.expires_at, now),
+        issued_at=run.issued_at,
+        expires_at=run.expires_at,
+        spec_digest=run.spec_digest,
+        hardware={str(k): str(v) for k, v in hardware.items()},
+    )

@@ -1,0 +1,166 @@
+"""Issued runs in the database: issue one within the board's limits, list them, abandon one.
+
+Functions take the session and the time, and commit what they change, so an answer is
+only sent once the run is stored. The policy and the spec are pure (`policy`, `spec`);
+this module counts, locks and writes.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from app.auth.tokens import hash_token, new_run_token
+from app.db.models import Account, IssuedRun, IssuedRunStatus
+from app.runs import policy, spec
+from app.runs.schemas import IssueRequest
+from app.runs.status import effective_status
+from hbench.digest import spec_digest
+from hbench.errors import HbenchError
+from registry.loader import Registry
+
+JOB_SUFFIX_BYTES = 4  # 8 hex characters
+
+
+@dataclass(frozen=True)
+class Issued:
+    """A stored run and what only the issuing answer carries: its token and texts."""
+
+    run: IssuedRun
+    token: str
+    prompt_template: str | None
+    environment: list[spec.Variable]
+
+
+def issue_run(
+    session: Session,
+    account: Account,
+    request: IssueRequest,
+    *,
+    registry: Registry,
+    demo_registry: Path,
+    lifetime: timedelta,
+    now: datetime,
+) -> Issued:
+    """Check the request and the board's limits, then store the run and return its token."""
+    target = policy.check_request(request, registry, denied=account.is_denied)
+    lock_account(session, account)
+    problems = policy.limit_problems(target.board, board_usage(session, account, target, now), now)
+    if problems:
+        session.rollback()
+        raise HbenchError.from_problems(problems)
+    entry = spec.entry_for(account.login, request.declarative)
+    name = spec.job_name(target.board.slug, entry, secrets.token_hex(JOB_SUFFIX_BYTES))
+    source = spec.dataset_source(target, request.registry, demo_registry)
+    plan = spec.plan_run(target, request.declarative, request.n_attempts, name, source)
+    job_spec = spec.build_spec(plan)
+    token = new_run_token()
+    run = IssuedRun(
+        account_id=account.id,
+        board=target.board.slug,
+        entry=entry,
+        spec=job_spec,
+        spec_digest=spec_digest(job_spec),
+        token_hash=hash_token(token),
+        status=IssuedRunStatus.ISSUED,
+        issued_at=now,
+        expires_at=now + lifetime,
+        provenance=declared_provenance(request),
+    )
+    session.add(run)
+    session.commit()
+    return Issued(
+        run, token, request.declarative.prompt_template, spec.run_environment(plan.model_name)
+    )
+
+
+def declared_provenance(request: IssueRequest) -> dict[str, Any] | None:
+    """What the person issuing the run declared about it: the hardware, for now.
+
+    It sits beside the OIDC claims a workflow's run will carry (under their own key), in
+    the row's one JSON column for where a run comes from; none of it is verified.
+    """
+    return {"hardware": dict(request.hardware)} if request.hardware else None
+
+
+def lock_account(session: Session, account: Account) -> None:
+    """Serialise issuing for one account, so two requests can't both take the last slot.
+
+    A write to the account's row takes PostgreSQL's row lock and SQLite's write lock until
+    the transaction ends; a concurrent issue waits, then counts the run this one stores.
+    The update changes nothing (FOR UPDATE would do on PostgreSQL, but SQLite ignores it).
+    """
+    session.execute(
+        update(Account).where(Account.id == account.id).values(is_denied=Account.is_denied)
+    )
+
+
+def board_usage(
+    session: Session, account: Account, target: policy.Target, now: datetime
+) -> policy.Usage:
+    """The account's runs on the target's board that its limits count, at `now`."""
+    mine = (IssuedRun.account_id == account.id, IssuedRun.board == target.board.slug)
+    issued = session.scalars(
+        select(IssuedRun.issued_at).where(*mine, IssuedRun.issued_at > now - policy.DAY)
+    ).all()
+    waiting = session.scalars(
+        select(IssuedRun.expires_at).where(
+            *mine, IssuedRun.status == IssuedRunStatus.ISSUED, IssuedRun.expires_at > now
+        )
+    ).all()
+    return policy.Usage(issued_last_day=list(issued), waiting_until=list(waiting))
+
+
+def list_runs(session: Session, account: Account, limit: int) -> list[IssuedRun]:
+    """The account's issued runs, newest first."""
+    return list(
+        session.scalars(
+            select(IssuedRun)
+            .where(IssuedRun.account_id == account.id)
+            .order_by(IssuedRun.issued_at.desc(), IssuedRun.id)
+            .limit(limit)
+        )
+    )
+
+
+def abandon_run(session: Session, account: Account, run_id: uuid.UUID, now: datetime) -> IssuedRun:
+    """Abandon one of the account's waiting runs, freeing its slot at once."""
+    run = session.get(IssuedRun, run_id)
+    # Another account's run is answered like a missing one, so ids reveal nothing.
+    if run is None or run.account_id != account.id:
+        raise HbenchError("run-not-found", f"you have no issued run with id {run_id}")
+    # One conditional update, so an upload landing meanwhile can't be abandoned after it.
+    abandoned = session.execute(
+        update(IssuedRun)
+        .where(
+            IssuedRun.id == run_id,
+            IssuedRun.status == IssuedRunStatus.ISSUED,
+            IssuedRun.expires_at > now,
+        )
+        .values(status=IssuedRunStatus.ABANDONED)
+        .returning(IssuedRun.id)
+    ).scalar_one_or_none()
+    if abandoned is None:
+        session.rollback()
+        session.refresh(run)
+        raise HbenchError("run-not-waiting", not_waiting_message(run, now))
+    session.commit()
+    session.refresh(run)
+    return run
+
+
+def not_waiting_message(run: IssuedRun, now: datetime) -> str:
+    status = effective_status(run.status, run.expires_at, now)
+    why = {
+        IssuedRunStatus.ABANDONED: "was abandoned already",
+        IssuedRunStatus.UPLOADED: "has its job uploaded",
+        IssuedRunStatus.EXPIRED: f"expired at {run.expires_at:%Y-%m-%d %H:%M} UTC",
+    }.get(status, f"is {status.value}")
+    return f"the run {run.id} {why}, so it holds no slot and can't be abandoned"

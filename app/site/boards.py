@@ -1,0 +1,251 @@
+"""A board's pages: the board with its rows and chart, one page per entry, one per run.
+
+Everything here is read from the board's `rows.json` (scores, intervals, rank groups,
+honest run counts) and its run files; nothing is scored twice except each run's own
+score, which the rows give only for public runs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from markupsafe import Markup, escape
+from pydantic import JsonValue
+
+from app.site import charts, page
+from app.site.format import count, json_time, number, reward, scaled, usd
+from app.site.page import Page
+from app.site.source import BoardSource, SiteData
+from registry.datarepo import layout
+from registry.datarepo.models import BoardRow, Provenance, PublishedRun
+from registry.schema import MetricScale
+from registry.scoring import Estimate, estimate
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run with its own score, and its per-task rewards as the run page's table rows."""
+
+    run: PublishedRun
+    score: Estimate
+    attempts: int  # the widest task's trials: retries may give a task more than n_attempts
+    task_rows: Markup
+
+    @classmethod
+    def of(cls, run: PublishedRun) -> RunView:
+        attempts = max(len(trials) for trials in run.results.values())
+        return cls(run, estimate(run.results), attempts, _task_rows(run.results, attempts))
+
+
+@dataclass(frozen=True)
+class RowView:
+    """A board row and the Actions provenance of its public runs, for the badge."""
+
+    row: BoardRow
+    actions: tuple[Provenance, ...]
+
+    @property
+    def actions_title(self) -> str:
+        where = sorted({p.repository or "a repository" for p in self.actions})
+        return "Issued from GitHub Actions in " + ", ".join(where)
+
+
+def board_pages(site: SiteData, slug: str) -> Iterator[Page]:
+    """The board's page, its entries' pages and its runs' pages."""
+    source = site.boards[slug]
+    runs = [RunView.of(r) for r in site.runs(slug)]
+    by_entry: dict[str, list[RunView]] = {}
+    for view in runs:
+        by_entry.setdefault(view.run.entry.name, []).append(view)
+    rows = {row.entry: row for row in source.rows.rows} if source.rows else {}
+    rows_json = {str(row["entry"]): row for row in source.rows_json}
+    yield _board_page(site, source, runs)
+    for name, entry_runs in by_entry.items():
+        yield _entry_page(source, name, entry_runs, rows.get(name), rows_json.get(name))
+    for view in runs:
+        yield _run_page(site, source, view, rows.get(view.run.entry.name))
+
+
+def board_json(source: BoardSource) -> dict[str, JsonValue]:
+    """What the board is, as its JSON and the boards index give it."""
+    header = source.header
+    rows = source.rows.rows if source.rows else []
+    return {
+        "slug": source.slug,
+        "title": source.title,
+        "named": source.named is not None,
+        "dataset": header.dataset,
+        "benchmark": header.benchmark,
+        "taskSet": source.named.task_set if source.named else None,
+        "taskCount": header.task_count,
+        "model": header.model,
+        "metric": header.metric,
+        "metricScale": header.metric_scale,
+        "settings": header.settings,
+        "entries": len(rows),
+        "runsPublic": sum(r.runs_public for r in rows),
+        "leader": rows[0].entry if rows else None,
+        "topScore": rows[0].score if rows else None,
+    }
+
+
+def _board_page(site: SiteData, source: BoardSource, runs: Sequence[RunView]) -> Page:
+    rows = source.rows.rows if source.rows else []
+    views = [RowView(row, _actions(row)) for row in rows]
+    scale = source.header.metric_scale
+    chart = _cost_chart(source.slug, rows, scale)
+    data: dict[str, JsonValue] = {
+        "board": board_json(source),
+        "rows": list(source.rows_json),
+        "runsWithdrawn": source.rows.runs_withdrawn if source.rows else 0,
+        "runsTakenDown": source.rows.runs_taken_down if source.rows else 0,
+        "runs": [_run_summary(v) for v in runs],
+    }
+    benchmark = site.registry.benchmarks.get(source.header.benchmark or "")
+    model = site.registry.models.get(source.header.model)
+    return Page(
+        path=page.board(source.slug),
+        template="board.html",
+        title=source.title,
+        section="boards",
+        context={"board": source, "rows": views, "runs": runs, "chart": chart,
+                 "benchmark": benchmark, "model": model, "scale": scale},
+        data=data,
+    )  # fmt: skip
+
+
+def _entry_page(
+    source: BoardSource,
+    name: str,
+    runs: Sequence[RunView],
+    row: BoardRow | None,
+    row_json: JsonValue,
+) -> Page:
+    scale = source.header.metric_scale
+    public = [v for v in runs if v.run.status == "public"]
+    chart = None
+    if public:
+        chart = charts.score_time_chart(
+            [(v.run.published_at, scaled(v.score.mean, scale), v.run.id) for v in public],
+            chart_id="over-time",
+            title=f"{name}: score of each public run over time",
+            y_label=f"Score ({source.header.metric})",
+            y_top=scaled(1.0, scale),
+            y_format=number,
+        )
+    entry = runs[0].run.entry
+    data: dict[str, JsonValue] = {
+        "board": source.slug,
+        "entry": name,
+        "owner": entry.owner,
+        "settings": entry.settings.to_json_dict(),
+        "row": row_json,
+        "runs": [_run_summary(v) for v in runs],
+    }
+    return Page(
+        path=page.entry(source.slug, name),
+        template="entry.html",
+        title=f"{name} on {source.title}",
+        section="boards",
+        context={"board": source, "name": name, "entry": entry, "row": row, "runs": runs,
+                 "chart": chart, "scale": scale},
+        data=data,
+    )  # fmt: skip
+
+
+def _run_page(site: SiteData, source: BoardSource, view: RunView, row: BoardRow | None) -> Page:
+    run = view.run
+    return Page(
+        path=page.run(source.slug, run.id),
+        template="run.html",
+        title=f"Run {run.id} on {source.title}",
+        section="boards",
+        context={"board": source, "view": view, "run": run, "row": row,
+                 "scale": source.header.metric_scale},
+        json_text=site.files[layout.run_file(source.slug, run.id)],
+    )  # fmt: skip
+
+
+def _cost_chart(slug: str, rows: Sequence[BoardRow], scale: MetricScale) -> str | None:
+    """Score against cost per task; against tokens per task when no entry has a cost."""
+    costed = [r for r in rows if r.cost_per_task_usd is not None]
+    if costed:
+        points = [
+            charts.Point(r.cost_per_task_usd or 0.0, scaled(r.score, scale), r.entry)
+            for r in costed
+        ]
+        x_label, x_format = "Cost per task (USD)", usd
+    else:
+        tokens = [(r, _tokens(r)) for r in rows]
+        points = [charts.Point(t, scaled(r.score, scale), r.entry) for r, t in tokens if t]
+        x_label, x_format = "Tokens per task (input + output)", count
+    if not points:
+        return None
+    return charts.score_cost_chart(
+        points,
+        chart_id=f"cost-{slug}",
+        title=f"Score against {x_label.split(' (')[0].lower()}, with the Pareto frontier",
+        x_label=x_label,
+        x_format=x_format,
+        y_label="Score",
+        y_top=scaled(1.0, scale),
+        y_format=number,
+    )
+
+
+def _task_rows(results: Mapping[str, Sequence[float | None]], width: int) -> Markup:
+    """The per-task table's rows: each trial's reward, then the task's mean.
+
+    Written here rather than cell by cell in the template: a site of 10,000 runs has
+    400,000 of these cells, and a template spends ten times as long on each.
+    """
+    lines = []
+    for task, trials in results.items():
+        cells = "".join([_cell(t) for t in trials])
+        pad = "<td></td>" * (width - len(trials))
+        mean = _cell(math.fsum(filter(None, trials)) / len(trials))
+        lines.append(f'<tr><th scope="row">{_escaped(task)}</th>{cells}{pad}{mean}</tr>')
+    return Markup("\n".join(lines))  # noqa: S704 - task names escaped, the rest are ours
+
+
+@lru_cache(maxsize=65536)
+def _escaped(text: str) -> str:
+    # The runs of a board share their task names: escape each once.
+    return str(escape(text))
+
+
+def _cell(value: float | None) -> str:
+    cell = _CELLS.get(value)
+    return cell if cell is not None else f"<td>{reward(value)}</td>"
+
+
+_CELLS: dict[float | None, str] = {v: f"<td>{reward(v)}</td>" for v in (None, 0.0, 1.0)}
+"""Most rewards are 0, 1 or an error: their cells are looked up rather than formatted."""
+
+
+def _tokens(row: BoardRow) -> float | None:
+    tokens = row.tokens_per_task
+    if tokens.input is None and tokens.output is None:
+        return None
+    return (tokens.input or 0.0) + (tokens.output or 0.0)
+
+
+def _actions(row: BoardRow) -> tuple[Provenance, ...]:
+    return tuple(ref.provenance for ref in row.runs if ref.provenance.kind == "actions")
+
+
+def _run_summary(view: RunView) -> dict[str, JsonValue]:
+    run = view.run
+    return {
+        "id": run.id,
+        "entry": run.entry.name,
+        "owner": run.entry.owner,
+        "status": run.status,
+        "issued": run.issued,
+        "publishedAt": json_time(run.published_at),
+        "score": round(view.score.mean, 6),
+        "provenance": run.provenance.kind,
+    }

@@ -1,0 +1,268 @@
+"""The registry's pages, in the BenchHub skill document's shape: benchmarks (paper, dataset,
+license, metric, known scores with their source type and link, the reproduced panel),
+models, and the benchmark-by-model leaderboard that marks reproduced cells.
+
+A score is *reproduced* when it comes from a public run on one of our boards; known
+scores keep the source type the registry gives them (`docs/registry.md`).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from pydantic import JsonValue
+
+from app.site import page
+from app.site.boards import board_json
+from app.site.format import json_time, scaled
+from app.site.page import Page
+from app.site.source import BoardSource, SiteData
+from registry.export import commands
+from registry.loader import Registry
+from registry.schema import Benchmark, KnownScore, MetricScale, Model
+
+
+@dataclass(frozen=True)
+class Reproduced:
+    """Public runs of one benchmark, model and harness on our boards (the skill
+    document's `ReproducedAggregate`), scores on the benchmark's metric scale."""
+
+    benchmark: str
+    model: str
+    harness: str
+    scores: tuple[float, ...]
+    last_run_at: datetime
+    scale: MetricScale
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.scores)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.scores)
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {
+            "benchmarkSlug": self.benchmark,
+            "modelSlug": self.model,
+            "harness": self.harness,
+            "runCount": len(self.scores),
+            "median": round(self.median, 6),
+            "mean": round(self.mean, 6),
+            "min": round(min(self.scores), 6),
+            "max": round(max(self.scores), 6),
+            "lastRunAt": json_time(self.last_run_at),
+        }
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One benchmark and one model on the leaderboard: our runs, and the best known score."""
+
+    benchmark: Benchmark
+    model: Model
+    reproduced: tuple[Reproduced, ...]
+    known: KnownScore | None
+
+    @property
+    def runs(self) -> int:
+        return sum(len(r.scores) for r in self.reproduced)
+
+    @property
+    def median(self) -> float | None:
+        scores = [s for r in self.reproduced for s in r.scores]
+        return statistics.median(scores) if scores else None
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {
+            "benchmark": self.benchmark.slug,
+            "model": self.model.slug,
+            "reproduced": {"runCount": self.runs, "median": self.median} if self.runs else None,
+            "known": self.known.to_json_dict() if self.known else None,
+        }
+
+
+def reproduced(site: SiteData) -> list[Reproduced]:
+    """Every benchmark, model and harness with public runs, from the boards' rows."""
+    groups: dict[tuple[str, str, str], list[tuple[float, datetime]]] = {}
+    scales: dict[str, MetricScale] = {}
+    for board in site.boards.values():
+        benchmark = site.registry.benchmarks.get(board.header.benchmark or "")
+        if benchmark is None or board.rows is None:
+            continue
+        scales[benchmark.slug] = benchmark.metric_scale
+        for row in board.rows.rows:
+            key = (benchmark.slug, board.header.model, row.agent)
+            groups.setdefault(key, []).extend((ref.score, ref.published_at) for ref in row.runs)
+    return [
+        Reproduced(
+            benchmark=b, model=m, harness=h,
+            scores=tuple(scaled(s, scales[b]) for s, _ in runs),
+            last_run_at=max(at for _, at in runs), scale=scales[b],
+        )
+        for (b, m, h), runs in sorted(groups.items())
+    ]  # fmt: skip
+
+
+def known_score_model(registry: Registry, known: KnownScore) -> str | None:
+    """The registry model a known score names (its sources write the model as people do)."""
+    wanted = known.model.strip().lower()
+    for model in registry.models.values():
+        harbor = [name.lower() for name in model.harbor_names]
+        names = {model.slug, model.name.lower(), *harbor, *(n.rsplit("/", 1)[-1] for n in harbor)}
+        if wanted in names:
+            return model.slug
+    return None
+
+
+def catalog_pages(site: SiteData, exported: Mapping[str, str]) -> Iterator[Page]:
+    """The benchmark and model pages, their indexes and the leaderboard.
+
+    `exported` is the static registry (`registry.export.export_registry`), whose records
+    are the JSON of the benchmark and model pages.
+    """
+    panel = reproduced(site)
+    registry = site.registry
+    benchmarks = sorted(registry.benchmarks.values(), key=lambda b: b.name.lower())
+    models = sorted(registry.models.values(), key=lambda m: m.name.lower())
+    yield _benchmarks_index(site, benchmarks, panel)
+    for benchmark in benchmarks:
+        yield _benchmark_page(site, benchmark, panel, exported)
+    yield _models_index(site, models, panel)
+    for model in models:
+        yield _model_page(site, model, panel, exported)
+    yield _leaderboard(site, benchmarks, models, panel)
+
+
+def _boards_of(site: SiteData, *, benchmark: str = "", model: str = "") -> list[BoardSource]:
+    return [
+        b
+        for b in site.boards.values()
+        if (not benchmark or b.header.benchmark == benchmark)
+        and (not model or b.header.model == model)
+    ]
+
+
+def _benchmarks_index(
+    site: SiteData, benchmarks: Sequence[Benchmark], panel: Sequence[Reproduced]
+) -> Page:
+    runs = {b.slug: sum(len(r.scores) for r in panel if r.benchmark == b.slug) for b in benchmarks}
+    boards = {b.slug: len(_boards_of(site, benchmark=b.slug)) for b in benchmarks}
+    return Page(
+        path=page.benchmarks(),
+        template="benchmarks.html",
+        title="Benchmarks",
+        section="benchmarks",
+        context={"benchmarks": benchmarks, "runs": runs, "boards": boards},
+        data={"benchmarks": [
+            {"slug": b.slug, "name": b.name, "axes": list(b.axes),
+             "harborStatus": b.harbor.status, "metric": b.metric,
+             "knownScores": len(b.known_scores), "boards": boards[b.slug],
+             "reproducedRuns": runs[b.slug]}
+            for b in benchmarks
+        ]},
+    )  # fmt: skip
+
+
+def _benchmark_page(
+    site: SiteData,
+    benchmark: Benchmark,
+    panel: Sequence[Reproduced],
+    exported: Mapping[str, str],
+) -> Page:
+    mine = [r for r in panel if r.benchmark == benchmark.slug]
+    boards = _boards_of(site, benchmark=benchmark.slug)
+    known = [(score, known_score_model(site.registry, score)) for score in benchmark.known_scores]
+    return Page(
+        path=page.benchmark(benchmark.slug),
+        template="benchmark.html",
+        title=benchmark.name,
+        section="benchmarks",
+        context={"benchmark": benchmark, "reproduced": mine, "boards": boards,
+                 "known": known, "registry": site.registry, "commands": commands(benchmark)},
+        data={"benchmark": json.loads(exported[f"b/{benchmark.slug}.json"]),
+              "reproduced": [r.to_json() for r in mine],
+              "boards": [board_json(b) for b in boards]},
+    )  # fmt: skip
+
+
+def _models_index(site: SiteData, models: Sequence[Model], panel: Sequence[Reproduced]) -> Page:
+    runs = {m.slug: sum(len(r.scores) for r in panel if r.model == m.slug) for m in models}
+    boards = {m.slug: len(_boards_of(site, model=m.slug)) for m in models}
+    return Page(
+        path=page.models(),
+        template="models.html",
+        title="Models",
+        section="models",
+        context={"models": models, "runs": runs, "boards": boards},
+        data={"models": [
+            {"slug": m.slug, "name": m.name, "provider": m.provider, "boards": boards[m.slug],
+             "reproducedRuns": runs[m.slug]}
+            for m in models
+        ]},
+    )  # fmt: skip
+
+
+def _model_page(
+    site: SiteData, model: Model, panel: Sequence[Reproduced], exported: Mapping[str, str]
+) -> Page:
+    registry = site.registry
+    mine = [r for r in panel if r.model == model.slug]
+    boards = _boards_of(site, model=model.slug)
+    known = [
+        (benchmark, score)
+        for benchmark in sorted(registry.benchmarks.values(), key=lambda b: b.name.lower())
+        for score in benchmark.known_scores
+        if known_score_model(registry, score) == model.slug
+    ]
+    return Page(
+        path=page.model(model.slug),
+        template="model.html",
+        title=model.name,
+        section="models",
+        context={"model": model, "reproduced": mine, "boards": boards, "known": known,
+                 "price": registry.prices.for_model(model.slug), "registry": registry},
+        data={"model": json.loads(exported[f"m/{model.slug}.json"]),
+              "reproduced": [r.to_json() for r in mine],
+              "boards": [board_json(b) for b in boards]},
+    )  # fmt: skip
+
+
+def _leaderboard(
+    site: SiteData,
+    benchmarks: Sequence[Benchmark],
+    models: Sequence[Model],
+    panel: Sequence[Reproduced],
+) -> Page:
+    cells = {
+        (b.slug, m.slug): Cell(
+            benchmark=b,
+            model=m,
+            reproduced=tuple(r for r in panel if r.benchmark == b.slug and r.model == m.slug),
+            known=_best_known(site.registry, b, m),
+        )
+        for b in benchmarks
+        for m in models
+    }
+    return Page(
+        path=page.leaderboard(),
+        template="leaderboard.html",
+        title="Leaderboard: benchmarks by model",
+        section="leaderboard",
+        context={"benchmarks": benchmarks, "models": models, "cells": cells},
+        data={
+            "benchmarks": [b.slug for b in benchmarks],
+            "models": [m.slug for m in models],
+            "cells": [c.to_json() for c in cells.values() if c.runs or c.known],
+        },
+    )
+
+
+def _best_known(registry: Registry, benchmark: Benchmark, model: Model) -> KnownScore | None:
+    scores = [s for s in benchmark.known_scores if known_score_model(registry, s) == model.slug]
+    return max(scores, key=lambda s: s.value, default=None)

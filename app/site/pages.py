@@ -1,0 +1,147 @@
+"""The site's other pages: the boards index (the home page), the audit log, the limits,
+and how to take part."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+
+from pydantic import JsonValue
+
+from app.site import page
+from app.site.boards import board_json
+from app.site.config import SiteConfig
+from app.site.page import Page
+from app.site.source import SiteData
+from hbench.limits import MAX_FILES
+from registry.datarepo import layout
+from registry.datarepo.models import AuditEvent
+from registry.placement import MAX_ATTEMPTS
+from registry.schema import ISSUED_ATTEMPTS
+
+ACTION = "hbench/hbench@v1"
+"""The all-in-one Action (issue, run, upload) as a workflow names it."""
+
+SERVICE_PLACEHOLDER = "https://<service>"
+"""Shown in commands when the site was built without the service's address."""
+
+LATEST_EVENTS = 50
+"""Audit events on the audit log's first page; each month has a page with all of them."""
+
+
+def other_pages(site: SiteData, config: SiteConfig) -> Iterator[Page]:
+    yield home_page(site)
+    yield from audit_pages(site)
+    yield limits_page(site, config)
+    yield take_part_page(config)
+
+
+def home_page(site: SiteData) -> Page:
+    """Every board, named or opened by a job, with its leader."""
+    boards = sorted(site.boards.values(), key=lambda b: (b.rows is None, b.title.lower()))
+    return Page(
+        path=page.home(),
+        template="home.html",
+        title="Boards",
+        section="boards",
+        context={"boards": boards, "registry": site.registry},
+        data={"boards": [board_json(b) for b in boards]},
+    )
+
+
+def audit_pages(site: SiteData) -> Iterator[Page]:
+    """The audit log: the newest events and each month's, with links to boards and runs."""
+    newest = sorted(site.audit, key=lambda e: (e.time, e.change), reverse=True)
+    months: dict[str, list[AuditEvent]] = {}
+    for event in newest:
+        months.setdefault(f"{event.time:%Y-%m}", []).append(event)
+    summary: list[JsonValue] = [
+        {"month": month, "events": len(events), "actions": dict(Counter(e.action for e in events))}
+        for month, events in months.items()
+    ]
+    links = _audit_links(site, newest)
+    yield Page(
+        path=page.audit(),
+        template="audit.html",
+        title="Audit log",
+        section="audit",
+        context={"months": summary, "events": newest[:LATEST_EVENTS], "links": links,
+                 "month": None},
+        data={"months": summary, "latest": _events_json(newest[:LATEST_EVENTS])},
+    )  # fmt: skip
+    for month, events in months.items():
+        yield Page(
+            path=page.audit_month(month),
+            template="audit.html",
+            title=f"Audit log, {month}",
+            section="audit",
+            context={"months": summary, "events": events, "links": links, "month": month},
+            data={"month": month, "events": _events_json(events)},
+        )
+
+
+def limits_page(site: SiteData, config: SiteConfig) -> Page:
+    """What one owner may be issued per board, and the caps on every upload."""
+    boards = sorted(site.registry.boards.values(), key=lambda b: b.slug)
+    general: dict[str, JsonValue] = {
+        "uploadMaxBytes": config.upload_max_bytes,
+        "unpackedMaxBytes": config.unpacked_max_bytes,
+        "maxFiles": MAX_FILES,
+        "runTokenHours": _hours(config.run_token_lifetime),
+        "publishWindowDays": config.publish_window.days,
+        "uploadAttempts": [1, MAX_ATTEMPTS],
+        "issuedAttempts": list(ISSUED_ATTEMPTS),
+    }
+    return Page(
+        path=page.limits(),
+        template="limits.html",
+        title="Limits",
+        section="limits",
+        context={"boards": boards, "general": general, "sources": site.boards},
+        data={
+            "general": general,
+            "boards": [
+                {"slug": b.slug, "attempts": list(b.attempts), **b.limits.to_json_dict()}
+                for b in boards
+            ],
+        },
+    )
+
+
+def take_part_page(config: SiteConfig) -> Page:
+    """How to put a run on a board: with the Action, or with the CLI."""
+    service = (config.service_url or SERVICE_PLACEHOLDER).rstrip("/")
+    cli: list[JsonValue] = [
+        "hbench run --config spec.json",
+        "hbench jobs verify -p jobs/<job-name>",
+        f"hbench jobs upload --url {service}/api/bench/uploads "
+        "--token-env HPG_API_TOKEN jobs/<job-name>",
+    ]
+    return Page(
+        path=page.take_part(),
+        template="take_part.html",
+        title="Take part",
+        section="take-part",
+        context={"service": service, "action": ACTION, "cli": cli},
+        data={"serviceUrl": config.service_url, "action": ACTION, "cli": cli},
+    )
+
+
+def _audit_links(site: SiteData, events: Sequence[AuditEvent]) -> dict[str, str]:
+    """Site paths of the boards and runs the events name, where those pages exist."""
+    links = {}
+    for event in events:
+        if event.board in site.boards:
+            links[event.board] = page.board(event.board)
+        if event.run and layout.run_file(event.board, event.run) in site.files:
+            links[f"{event.board}/{event.run}"] = page.run(event.board, event.run)
+    return links
+
+
+def _events_json(events: Sequence[AuditEvent]) -> list[JsonValue]:
+    return [e.to_json_dict() for e in events]
+
+
+def _hours(span: timedelta) -> float:
+    return span.total_seconds() / 3600

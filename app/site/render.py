@@ -1,0 +1,73 @@
+"""Rendering a page: the Jinja2 environment (templates under `templates/`, autoescaped,
+strict about undefined names) with the site's formatters and path functions."""
+
+from __future__ import annotations
+
+from functools import cache, lru_cache
+from pathlib import Path
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+
+from app.site import page as paths
+from app.site.format import FILTERS
+from app.site.page import PATHS, Page
+from hbench import __version__
+from registry.jsonfile import canonical
+
+TEMPLATES = Path(__file__).parent / "templates"
+
+NAV = (
+    ("boards", "Boards", paths.home()),
+    ("benchmarks", "Benchmarks", paths.benchmarks()),
+    ("models", "Models", paths.models()),
+    ("leaderboard", "Leaderboard", paths.leaderboard()),
+    ("audit", "Audit log", paths.audit()),
+    ("limits", "Limits", paths.limits()),
+    ("take-part", "Take part", paths.take_part()),
+)
+"""The site's sections: key, label and page."""
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    env.filters.update(FILTERS)
+    env.globals.update(PATHS)
+    env.globals["version"] = __version__
+    env.globals["site_header"] = site_header
+    return env
+
+
+def site_header(root: str, path: str, section: str) -> Markup:
+    """The header and its navigation, marking the current page or section."""
+    current = next((target for _, _, target in NAV if target == path), None)
+    return _header(root, current, section)
+
+
+@lru_cache(maxsize=256)
+def _header(root: str, current: str | None, section: str) -> Markup:
+    # Cached by depth and section: most pages (runs, entries) share one of a few headers.
+    template = environment().get_template("header.html")
+    html = template.render(root=root, current=current, section=section, nav=NAV)
+    return Markup(html)  # noqa: S704 - rendered by the autoescaping environment
+
+
+def render_html(page: Page) -> str:
+    template = environment().get_template(page.template)
+    return template.render(
+        page=page, root=page.root, title=page.title, section=page.section, **page.context
+    )
+
+
+def render_json(page: Page) -> str:
+    """The page's JSON: compact, for programs (the data repository's files are indented
+    for diffs; these are not diffed, and the compact encoder is several times faster)."""
+    return page.json_text if page.json_text is not None else canonical(page.data) + "\n"

@@ -1,0 +1,41 @@
+"""Serving the built site from the service: a static mount, and the rebuild after a
+change to the data repository.
+
+The integrator mounts it in `app.main.create_app` (`mount_site(app, folder)`) and calls
+`rebuild` after the data-repo writer commits; the rebuild renders only what changed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from app.site.build import BuildReport, build_site
+from app.site.config import SiteConfig
+
+SITE_PATH = "/site"
+"""Where the service serves the site; pages link relatively, so any path works."""
+
+
+def site_files(folder: Path) -> StaticFiles:
+    """The built folder as an ASGI app: `index.html` for a folder's address, 404 else.
+
+    The folder may not exist yet (no build has run): requests answer 404 until it does.
+    """
+    return StaticFiles(directory=folder, html=True, check_dir=False)
+
+
+def mount_site(app: FastAPI, folder: Path, path: str = SITE_PATH) -> None:
+    """Serve the site built into `folder` at `path`."""
+    app.mount(path, site_files(folder), name="site")
+
+
+def rebuild(data_repo: Path, folder: Path, config: SiteConfig | None = None) -> BuildReport:
+    """Bring the site up to date with the data repository's checkout, in this process.
+
+    One process (`workers=1`): the service has threads, and forking a threaded process
+    is unsafe; after one change only one board's pages are rendered anyway.
+    """
+    return build_site(data_repo, folder, config, workers=1)

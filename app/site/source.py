@@ -1,0 +1,193 @@
+"""The data repository as the site reads it: its files as text, parsed into typed records.
+
+`read_data_repo` is the only I/O here. Parsing is pure over the files' text and lazy per
+board: the boards' rows are enough for every page but a board's own, so a rebuild parses
+the run files of the boards it re-renders and no others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
+
+from hbench.errors import HbenchError
+from registry.datarepo import layout
+from registry.datarepo.boards import BoardHeader, header_of
+from registry.datarepo.models import AuditEvent, BoardRows, PublishedRun
+from registry.datarepo.state import RepoState, registry_of
+from registry.loader import Registry
+from registry.placement import OpenBoard
+from registry.schema import Board
+
+FOLDERS = (layout.REGISTRY, "boards", "audit")
+"""The data repository's folders the site is built from (`docs/data-repository.md`)."""
+
+SUFFIXES = (".json", ".jsonl")
+
+_RUNS = TypeAdapter(list[PublishedRun])
+_EVENTS = TypeAdapter(list[AuditEvent])
+
+
+def read_data_repo(root: Path) -> dict[str, str]:
+    """Every data file of the repository at `root`, as relative POSIX path to text."""
+    if not (root / layout.REGISTRY).is_dir():
+        message = f"{root} is not a data repository: it has no {layout.REGISTRY}/ folder"
+        raise HbenchError("site-data-invalid", message, path=str(root))
+    files: dict[str, str] = {}
+    for folder in FOLDERS:
+        # os.walk lists names without a stat per file, which counts at 10,000 runs.
+        for here, _dirs, names in os.walk(root / folder):
+            rel = Path(here).relative_to(root).as_posix()
+            for name in names:
+                if name.endswith(SUFFIXES):
+                    # open() rather than Path.read_text: 10,000 files, each a Path less.
+                    with open(f"{here}/{name}", encoding="utf-8") as handle:  # noqa: PTH123
+                        files[f"{rel}/{name}"] = handle.read()
+    return files
+
+
+@dataclass(frozen=True)
+class BoardSource:
+    """One board: its definition (named in the registry or opened by a job) and its rows."""
+
+    slug: str
+    title: str
+    header: BoardHeader
+    named: Board | None
+    opened: OpenBoard | None
+    rows: BoardRows | None  # None until the board has a run
+    rows_json: tuple[dict[str, JsonValue], ...]  # the rows as rows.json has them
+    run_paths: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SiteData:
+    """What every page but a board's own is rendered from."""
+
+    registry: Registry
+    boards: dict[str, BoardSource]
+    audit: tuple[AuditEvent, ...]
+    files: Mapping[str, str]
+
+    def runs(self, board: str) -> list[PublishedRun]:
+        """The board's published runs, every status, oldest first."""
+        runs = parse_many(_RUNS, self.boards[board].run_paths, self.files)
+        return sorted(runs, key=lambda r: (r.published_at, r.id))
+
+
+def parse_site(files: Mapping[str, str]) -> SiteData:
+    """The registry, every board and the audit log; run files stay unparsed text."""
+    registry = registry_of(RepoState(files))
+    run_paths: dict[str, list[str]] = {}
+    opened: set[str] = set()
+    for path in files:
+        board = layout.board_of_path(path)
+        if board is None:
+            continue
+        if path.startswith(layout.runs_dir(board) + "/"):
+            run_paths.setdefault(board, []).append(path)
+        elif path == layout.open_board_file(board):
+            opened.add(board)
+    slugs = sorted(set(registry.boards) | opened | set(run_paths))
+    boards = {
+        slug: _board(files, registry, slug, tuple(sorted(run_paths.get(slug, []))))
+        for slug in slugs
+    }
+    return SiteData(registry, boards, tuple(_audit(files)), files)
+
+
+def parse[RecordT: BaseModel](model: type[RecordT], path: str, text: str) -> RecordT:
+    """One file as its record, or an error naming the file and the first problem."""
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        first = str(exc).splitlines()[0]
+        raise HbenchError("site-data-invalid", f"{path}: {first}", path=path) from None
+
+
+def parse_many[RecordT: BaseModel](
+    adapter: TypeAdapter[list[RecordT]], paths: Sequence[str], texts: Mapping[str, str]
+) -> list[RecordT]:
+    """Many files as records, validated in one call: pydantic's per-call overhead is larger
+    than the validation of a small record, and a board holds thousands of them."""
+    try:
+        return adapter.validate_json("[" + ",".join(texts[p] for p in paths) + "]")
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        index = error["loc"][0] if error["loc"] else 0
+        path = paths[index] if isinstance(index, int) and index < len(paths) else paths[0]
+        message = f"{path}: {error['msg']} at {'.'.join(map(str, error['loc'][1:]))}"
+        raise HbenchError("site-data-invalid", message, path=path) from None
+
+
+def digest(parts: Iterable[str]) -> str:
+    """sha256 over strings, each length-prefixed so that no two sequences collide."""
+    hashed = hashlib.sha256()
+    for part in parts:
+        data = part.encode()
+        hashed.update(len(data).to_bytes(8, "big"))
+        hashed.update(data)
+    return hashed.hexdigest()
+
+
+def input_digests(files: Mapping[str, str]) -> dict[str, str]:
+    """A digest of each unit the pages depend on: `registry`, `audit` and `board:<slug>`
+    for each board folder, over the paths and texts of its files."""
+    units: dict[str, list[str]] = {}
+    for path in sorted(files):
+        board = layout.board_of_path(path)
+        unit = f"board:{board}" if board is not None else path.split("/", 1)[0]
+        units.setdefault(unit, []).extend((path, files[path]))
+    return {unit: digest(parts) for unit, parts in units.items()}
+
+
+def _board(
+    files: Mapping[str, str], registry: Registry, slug: str, run_paths: tuple[str, ...]
+) -> BoardSource:
+    opened_path = layout.open_board_file(slug)
+    opened = parse(OpenBoard, opened_path, files[opened_path]) if opened_path in files else None
+    rows_path = layout.rows_file(slug)
+    rows, rows_json = None, ()
+    if rows_path in files:
+        rows = parse(BoardRows, rows_path, files[rows_path])
+        # The rows' JSON as written, for the pages' JSON, rather than dumping 7,000 rows again.
+        rows_json = tuple(json.loads(files[rows_path])["rows"])
+    header = header_of(slug, registry, opened)
+    named = registry.boards.get(slug) if opened is None else None
+    return BoardSource(
+        slug=slug,
+        title=_title(registry, header, named),
+        header=header,
+        named=named,
+        opened=opened,
+        rows=rows,
+        rows_json=rows_json,
+        run_paths=run_paths,
+    )
+
+
+def _title(registry: Registry, header: BoardHeader, named: Board | None) -> str:
+    if named is not None and named.title:
+        return named.title
+    benchmark = registry.benchmarks.get(header.benchmark or "")
+    model = registry.models.get(header.model)
+    what = benchmark.name if benchmark else header.dataset
+    title = f"{what} on {model.name if model else header.model}"
+    return f"{title}, custom settings" if header.settings else title
+
+
+def _audit(files: Mapping[str, str]) -> list[AuditEvent]:
+    lines = {
+        f"{path}:{number}": line
+        for path in sorted(p for p in files if p.startswith("audit/") and p.endswith(".jsonl"))
+        for number, line in enumerate(files[path].splitlines(), start=1)
+        if line.strip()
+    }
+    events = parse_many(_EVENTS, list(lines), lines)
+    return sorted(events, key=lambda e: (e.time, e.change))

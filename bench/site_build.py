@@ -1,0 +1,135 @@
+"""Building the Pages site of a data repository with 10,000 runs on 200 boards: in full,
+and again after one new run, against only loading and parsing the same JSON files.
+Goals: the full build at most 4x the loading; the rebuild after one run under 2 seconds.
+
+Run it with `make bench` or `.venv/bin/python bench/site_build.py [--runs N --boards N]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from board_recompute import _run, build_repo
+
+from app.site.build import build_site
+from app.site.source import read_data_repo
+from registry.datarepo import layout
+from registry.datarepo.models import AuditEvent
+from registry.datarepo.state import Change, RepoState, publish_run, recompute_all
+from registry.jsonfile import canonical
+
+FULL_GOAL = 4.0
+REBUILD_GOAL = 2.0
+START = datetime(2026, 10, 1, tzinfo=UTC)
+
+
+def make_repo(root: Path, n_runs: int, n_boards: int) -> None:
+    """`bench/board_recompute.py`'s runs, with each board's rows and a publish line per
+    run in the audit log, as the data-repo writer leaves them."""
+    build_repo(root, n_runs, n_boards)
+    state = RepoState(_files(root))
+    after = recompute_all(state)
+    lines: dict[str, list[str]] = {}
+    for path in sorted(state.files):
+        board = layout.board_of_path(path)
+        if board is None or not path.startswith(layout.runs_dir(board) + "/"):
+            continue
+        run_id = path.rsplit("/", 1)[1].removesuffix(".json")
+        at = START + timedelta(minutes=int(run_id.removeprefix("run-")))
+        event = AuditEvent(change=f"c-{run_id}", time=at, action="publish", board=board,
+                           run=run_id)  # fmt: skip
+        lines.setdefault(layout.audit_file(at), []).append(canonical(event.to_json_dict()))
+    files = {**after.diff(state), **{p: "\n".join(ls) + "\n" for p, ls in lines.items()}}
+    _write(root, files)
+
+
+def _files(root: Path) -> dict[str, str]:
+    return read_data_repo(root)
+
+
+def _write(root: Path, files: dict[str, str | None]) -> None:
+    for path, text in files.items():
+        target = root / path
+        if text is None:
+            target.unlink(missing_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+def publish_one(root: Path, n: int) -> None:
+    """Publish one more run through the registry's state change, as the writer would."""
+    state = RepoState(_files(root))
+    board = sorted({layout.board_of_path(p) for p in state.files} - {None})[n % 7]
+    assert board is not None
+    at = START + timedelta(days=30, minutes=n)
+    run = _run(random.Random(n), 90_000 + n, board, at)  # noqa: S311 - synthetic data
+    after = publish_run(state, run, Change(f"new-{n}", at))
+    _write(root, after.diff(state))
+
+
+def load_only(root: Path) -> int:
+    """The baseline: read every data file and parse its JSON."""
+    parsed = 0
+    for path, text in read_data_repo(root).items():
+        if path.endswith(".jsonl"):
+            parsed += len([json.loads(line) for line in text.splitlines()])
+        else:
+            json.loads(text)
+            parsed += 1
+    return parsed
+
+
+def timed(fn: Callable[[], object]) -> float:
+    began = time.perf_counter()
+    fn()
+    return time.perf_counter() - began
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--boards", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        root, out = Path(tmp) / "data", Path(tmp) / "site"
+        make_repo(root, args.runs, args.boards)
+        loads, fulls, rebuilds = [], [], []
+        for n in range(args.repeats):
+            loads.append(timed(lambda: load_only(root)))
+            shutil.rmtree(out, ignore_errors=True)
+            fulls.append(timed(lambda: build_site(root, out)))
+            publish_one(root, n)
+            report = build_site(root, out)
+            assert report.units_rendered == 2, report  # the new run's board, and the rest
+            publish_one(root, n + args.repeats)
+            rebuilds.append(timed(lambda: build_site(root, out)))
+        pages = sum(1 for _ in out.rglob("*.html"))
+    load, full, rebuild = (statistics.median(t) for t in (loads, fulls, rebuilds))
+    ratio = full / load
+    print(f"runs {args.runs}, boards {args.boards}, {pages} pages, median of {args.repeats}")
+    print(f"load + parse JSON:        {load:.3f} s")
+    print(f"full build:               {full:.3f} s")
+    print(f"rebuild after one run:    {rebuild:.3f} s")
+    full_met = ratio <= FULL_GOAL
+    rebuild_met = rebuild < REBUILD_GOAL
+    print(f"full / load: {ratio:.2f}x (goal: at most {FULL_GOAL:.0f}x) -> "
+          f"{'met' if full_met else 'MISSED'}")  # fmt: skip
+    print(f"rebuild: {rebuild:.3f} s (goal: under {REBUILD_GOAL:.0f} s) -> "
+          f"{'met' if rebuild_met else 'MISSED'}")  # fmt: skip
+    return 0 if full_met and rebuild_met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

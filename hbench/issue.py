@@ -1,0 +1,226 @@
+"""The client side of issued runs: the calls to `/api/local-runs`, and the run's folder.
+
+The service answers refusals with one envelope (`detail`, `code`, `errors`); each
+problem keeps the service's own rule code. The run token is written to a file only its
+owner can read and is never printed: the commands shown read it from that file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from hbench import __version__
+from hbench.errors import HbenchError, Problem
+from hbench.rules import RULE_CODES
+from hbench.upload import RUN_TOKEN_HEADER
+
+RUNS_PATH = "/api/local-runs"
+UPLOADS_PATH = "/api/bench/uploads"
+SPEC_FILE = "spec.json"
+PROMPT_FILE = "prompt.j2"
+TOKEN_FILE = "run-token"  # noqa: S105 - a file name, not a secret
+RUN_FILE = "run.json"
+JOBS_DIR = "jobs"  # where `hbench run` writes jobs when the spec names no `jobs_dir`
+TIMEOUT = httpx.Timeout(30.0)
+PRIVATE = 0o600
+
+
+@dataclass(frozen=True)
+class Service:
+    """An hbench service: its base URL and the API token to send, if any.
+
+    Without a token, a service in local mode signs in its local user for requests from
+    the same machine.
+    """
+
+    url: str
+    token: str | None = None
+    transport: httpx.BaseTransport | None = None
+
+    @property
+    def base(self) -> str:
+        return self.url.rstrip("/")
+
+    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """Send one request; return the JSON answer, or raise the service's refusal."""
+        headers = {"user-agent": f"hbench/{__version__}", "accept": "application/json"}
+        if self.token:
+            headers["authorization"] = f"Bearer {self.token}"
+        try:
+            with httpx.Client(timeout=TIMEOUT, transport=self.transport) as client:
+                answer = client.request(method, self.base + path, json=body, headers=headers)
+        except httpx.HTTPError as exc:
+            message = f"could not reach {self.base}: {exc.__class__.__name__}: {exc}"
+            raise HbenchError("runs-unreachable", message) from None
+        try:
+            data = answer.json()
+        except ValueError:
+            data = None
+        if answer.is_success and data is not None:
+            return data
+        raise refusal(self.base + path, answer.status_code, data)
+
+
+def refusal(url: str, status: int, body: Any) -> HbenchError:
+    """The service's refusal as an error, each problem with the service's own rule code."""
+    if not isinstance(body, dict) or "code" not in body:
+        message = f"{url} answered HTTP {status} without an hbench answer; is it an hbench service?"
+        return HbenchError("runs-unreachable", message)
+    listed = [e for e in body.get("errors") or [] if isinstance(e, dict)]
+    if not listed:
+        listed = [{"code": body.get("code"), "message": body.get("detail")}]
+    return HbenchError.from_problems([problem(e.get("code"), e.get("message")) for e in listed])
+
+
+def problem(code: object, message: object) -> Problem:
+    text = str(message or "the service refused the request")
+    if isinstance(code, str) and code in RULE_CODES:
+        return Problem(code, text.removesuffix(f" ({code})"))
+    return Problem("runs-refused", f"{text} [{code}]" if code else text)
+
+
+def issue_body(
+    *,
+    agent: str,
+    board: str | None = None,
+    dataset: str | None = None,
+    task_set: str | None = None,
+    model: str | None = None,
+    attempts: int | None = None,
+    kwargs: dict[str, Any] | None = None,
+    prompt_template: str | None = None,
+    extra_instructions: list[str] | None = None,
+    registry: str | None = None,
+    hardware: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The body of `POST /api/local-runs`, with only the fields given."""
+    declarative: dict[str, Any] = {"agent": agent}
+    if kwargs:
+        declarative["kwargs"] = kwargs
+    if prompt_template is not None:
+        declarative["prompt_template"] = prompt_template
+    if extra_instructions:
+        declarative["extra_instructions"] = extra_instructions
+    fields = {"arena": board, "dataset": dataset, "task_set": task_set, "model": model}
+    body: dict[str, Any] = {key: value for key, value in fields.items() if value is not None}
+    if attempts is not None:
+        body["n_attempts"] = attempts
+    body["declarative"] = declarative
+    if registry is not None:
+        body["registry"] = registry_source(registry)
+    if hardware:
+        body["hardware"] = hardware
+    return body
+
+
+def registry_source(where: str) -> dict[str, str]:
+    """A mirror by URL, or by path: made absolute, since the run starts in another folder."""
+    if where.startswith("https://"):
+        return {"url": where}
+    return {"path": str(Path(where).expanduser().resolve())}
+
+
+def parse_kwargs(text: str | None) -> dict[str, Any]:
+    """`--kwargs` as a JSON object."""
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise HbenchError("runs-option-invalid", f"--kwargs is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        message = "--kwargs must be a JSON object of options, such as '{\"temperature\": 0}'"
+        raise HbenchError("runs-option-invalid", message)
+    return value
+
+
+def parse_hardware(pairs: list[str]) -> dict[str, str]:
+    """`--hardware KEY=VALUE`, repeated."""
+    hardware: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            message = f"--hardware takes KEY=VALUE, such as gpu=A100, not {pair!r}"
+            raise HbenchError("runs-option-invalid", message)
+        hardware[key.strip()] = value.strip()
+    return hardware
+
+
+def read_template(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        message = f"can't read the prompt template {path}: {exc}"
+        raise HbenchError("runs-option-invalid", message) from None
+
+
+def check_folder_free(folder: Path) -> None:
+    """Refuse a run folder that holds anything, before a run is issued for it."""
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        message = f"{folder} exists and is not an empty folder; pass another --dir"
+        raise HbenchError("runs-folder-invalid", message)
+
+
+def write_run_folder(folder: Path, answer: dict[str, Any]) -> None:
+    """Write the spec, the template and the run's details; keep the token owner-only."""
+    try:
+        check_folder_free(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_new(folder / SPEC_FILE, json.dumps(answer["spec"], indent=2) + "\n")
+        if answer.get("prompt_template") is not None:
+            write_new(folder / PROMPT_FILE, answer["prompt_template"])
+        details = {key: value for key, value in answer.items() if key not in {"token", "spec"}}
+        write_new(folder / RUN_FILE, json.dumps(details, indent=2) + "\n")
+        write_new(folder / TOKEN_FILE, answer["token"] + "\n", mode=PRIVATE)
+    except (OSError, HbenchError) as exc:
+        detail = exc.problems[0].message if isinstance(exc, HbenchError) else str(exc)
+        message = (
+            f"the run {answer['run_id']} was issued, but its folder could not be written "
+            f"({detail}); abandon it with `hbench runs abandon {answer['run_id']}` and issue "
+            "another with a new --dir"
+        )
+        raise HbenchError("runs-folder-invalid", message) from None
+
+
+def write_new(path: Path, text: str, *, mode: int = 0o644) -> None:
+    """Create a file that must not exist yet; `mode` applies from its creation on, so the
+    run token is never readable by others, not even for a moment."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as stream:
+        stream.write(text)
+
+
+def run_command(folder: Path, environment: list[dict[str, Any]]) -> str:
+    """`cd <folder> && VAR=value … hbench run --config spec.json`, for a POSIX shell."""
+    assignments = [
+        f"{v['name']}={shlex.quote(v['value'])}"
+        for v in environment
+        if v.get("value") is not None and not v.get("secret")
+    ]
+    return " ".join(["cd", shlex.quote(str(folder)), "&&", *assignments, "hbench", "run",
+                     "--config", SPEC_FILE])  # fmt: skip
+
+
+def upload_command(service_url: str, folder: Path, job_name: str) -> str:
+    """The upload, reading the run token from its file: the token is never on screen.
+
+    `export … &&` sets the variable before the second command is expanded; a plain
+    `VAR=… cmd "$VAR"` would expand it before the assignment.
+    """
+    token_file = shlex.quote(str(folder / TOKEN_FILE))
+    job = shlex.quote(str(folder / JOBS_DIR / job_name))
+    url = shlex.quote(service_url.rstrip("/") + UPLOADS_PATH)
+    header = f'"{RUN_TOKEN_HEADER}: $HPG_RUN_TOKEN"'
+    return (
+        f'export HPG_RUN_TOKEN="$(cat {token_file})" && '
+        f"hbench jobs upload --url {url} -H {header} {job}"
+    )

@@ -1,0 +1,326 @@
+"""The site built from a realistic data repository: every page with its JSON, the registry
+export inside it, honest counts, the audit log, and rebuilds that render only what changed."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from app.cli import app as cli
+from app.site import build as site_build
+from app.site.build import STATE_FILE, build_site
+from app.site.config import SiteConfig
+from app.site.source import read_data_repo
+from hbench.errors import HbenchError
+from registry.datarepo import layout
+from registry.datarepo.state import Change, RepoState, publish_run, withdraw_run
+from registry.export import validate_export
+
+from .conftest import SERVICE
+from .datarepo import ACTIONS, DEMO_TASKS, OPEN_BOARD, T0, entry, make_run
+
+DEMO = "hbench-demo"
+TB = "terminal-bench-2-claude-sonnet-4-5"
+
+
+def page_json(site: Path, path: str) -> Any:
+    return json.loads((site / path).read_text())
+
+
+def run_files(data_repo: Path) -> list[Path]:
+    return sorted(data_repo.glob("boards/*/runs/*.json"))
+
+
+def test_every_board_entry_and_run_has_a_page_with_its_json_beside(
+    built_site: Path, data_repo: Path
+) -> None:
+    boards = {p.parent.parent.name for p in run_files(data_repo)} | {
+        p.stem for p in (data_repo / "registry/boards").glob("*.json")
+    }
+    assert OPEN_BOARD in boards
+    for board in boards:
+        assert (built_site / f"boards/{board}/index.html").is_file()
+        assert page_json(built_site, f"boards/{board}/index.json")["board"]["slug"] == board
+    entries = set()
+    for path in run_files(data_repo):
+        board, run = path.parent.parent.name, path.stem
+        assert (built_site / f"boards/{board}/runs/{run}.html").is_file()
+        # The run's JSON is its record, byte for byte, at the data repository's path.
+        assert (built_site / f"boards/{board}/runs/{run}.json").read_text() == path.read_text()
+        entries.add((board, json.loads(path.read_text())["entry"]["name"]))
+    for board, name in entries:
+        assert page_json(built_site, f"boards/{board}/entries/{name}.json")["entry"] == name
+    for html in built_site.rglob("*.html"):
+        assert html.with_suffix(".json").is_file(), f"{html} has no JSON beside it"
+
+
+def test_the_board_shows_rank_groups_intervals_honest_counts_and_provenance(
+    built_site: Path,
+) -> None:
+    board = page_json(built_site, f"boards/{DEMO}/index.json")
+    assert board["runsWithdrawn"] == 1 and board["runsTakenDown"] == 1
+    rows = {row["owner"]: row for row in board["rows"]}
+    assert sorted(rows) == ["hubot", "octo-org", "octocat"]  # mona's runs are off the board
+    assert [row["rankGroup"] for row in board["rows"]] == sorted(
+        r["rankGroup"] for r in rows.values()
+    )
+    assert (rows["octocat"]["runsIssued"], rows["octocat"]["runsIssuedPublic"]) == (2, 1)
+    html = (built_site / f"boards/{DEMO}/index.html").read_text()
+    octocat = rows["octocat"]
+    assert f"{octocat['ciLow'] * 100:.1f}\N{EN DASH}{octocat['ciHigh'] * 100:.1f}" in html
+    assert "1 of 2" in html
+    badge = 'title="Issued from GitHub Actions in octo-org/bench-runs">GitHub Actions</span>'
+    assert html.count(badge) == 1
+    statuses = {r["id"]: r["status"] for r in board["runs"]}
+    assert statuses["demo-4"] == "withdrawn" and statuses["demo-6"] == "taken_down"
+
+
+def test_a_priced_board_draws_score_against_cost_with_its_frontier(built_site: Path) -> None:
+    html = (built_site / f"boards/{TB}/index.html").read_text()
+    svg = html[html.index('<svg class="chart"') : html.index("</svg>")]
+    assert "<title" in svg and "<desc" in svg
+    assert 'class="frontier"' in svg
+    # openhands costs the most and scores below terminus-2: the one point off the frontier.
+    assert svg.count('class="point frontier-point"') == 3
+    assert svg.count('class="point"') == 1
+    rows = page_json(built_site, f"boards/{TB}/index.json")["rows"]
+    assert all(row["costPerTaskUsd"] > 0 for row in rows)
+
+
+def test_an_entry_page_lists_its_runs_over_time(built_site: Path) -> None:
+    name = entry("octocat", "oracle").name
+    data = page_json(built_site, f"boards/{DEMO}/entries/{name}.json")
+    assert [r["id"] for r in data["runs"]] == ["demo-1", "demo-2"]
+    assert data["row"]["runsPublic"] == 2
+    html = (built_site / f"boards/{DEMO}/entries/{name}.html").read_text()
+    assert 'aria-labelledby="over-time-title over-time-desc"' in html
+    assert "demo-1 on 2026-09-28: 80" in html  # the chart's description says what it shows
+
+
+def test_a_run_page_shows_per_task_rewards_and_where_it_ran(built_site: Path) -> None:
+    html = (built_site / f"boards/{DEMO}/runs/demo-5.html").read_text()
+    for task in DEMO_TASKS:
+        assert f'<th scope="row">{task}</th>' in html
+    assert "<td>error</td>" in html  # the last task's trial errored
+    assert ACTIONS.commit is not None and ACTIONS.commit in html
+    assert "github-hosted" in html
+    withdrawn = (built_site / f"boards/{DEMO}/runs/demo-4.html").read_text()
+    assert "Withdrawn by its owner" in withdrawn
+    taken = (built_site / f"boards/{DEMO}/runs/demo-6.html").read_text()
+    assert "score-cannot-be-right" in taken
+
+
+def test_the_static_registry_is_inside_the_site(built_site: Path) -> None:
+    root = built_site / "registry"
+    files = {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*.json")}
+    assert "index.json" in files and "b/hbench-demo.json" in files
+    assert validate_export(files) == []
+
+
+def test_benchmark_pages_carry_known_scores_and_the_reproduced_panel(built_site: Path) -> None:
+    demo = page_json(built_site, "benchmarks/hbench-demo/index.json")
+    panel = {(r["modelSlug"], r["harness"]): r for r in demo["reproduced"]}
+    # Public oracle runs: demo-1, demo-2, demo-5 on the full board and quick-1 on the quick one.
+    oracle = panel[("none", "oracle")]
+    assert oracle["runCount"] == 4
+    assert (oracle["min"], oracle["max"]) == (60.0, 100.0)
+    assert panel[("none", "nop")]["runCount"] == 1
+    swe = page_json(built_site, "benchmarks/swe-bench-verified/index.json")
+    assert {k["sourceType"] for k in swe["benchmark"]["knownScores"]} == {"self_reported"}
+    html = (built_site / "benchmarks/swe-bench-verified/index.html").read_text()
+    assert "https://arxiv.org/abs/2310.06770" in html  # the paper
+    assert "self-reported" in html and "https://openai.com/index/introducing-gpt-5/" in html
+    assert "Reproduced by the community" in html
+
+
+def test_the_leaderboard_marks_reproduced_cells(built_site: Path) -> None:
+    matrix = page_json(built_site, "leaderboard/index.json")
+    cells = {(c["benchmark"], c["model"]): c for c in matrix["cells"]}
+    assert cells[("hbench-demo", "none")]["reproduced"]["runCount"] == 5
+    assert cells[("terminal-bench-2", "claude-sonnet-4-5")]["reproduced"]["runCount"] == 4
+    gpt5 = cells[("swe-bench-verified", "gpt-5")]
+    assert gpt5["reproduced"] is None and gpt5["known"]["value"] == 74.9
+    html = (built_site / "leaderboard/index.html").read_text()
+    assert html.count('<td class="reproduced">') == 2
+
+
+def test_the_audit_log_shows_take_downs_with_reason_and_note(built_site: Path) -> None:
+    months = {m["month"] for m in page_json(built_site, "audit/index.json")["months"]}
+    assert months == {"2026-09", "2026-10"}
+    events = page_json(built_site, "audit/2026-10.json")["events"]
+    take_down = next(e for e in events if e["action"] == "take_down")
+    assert take_down["reason"] == "score-cannot-be-right"
+    html = (built_site / "audit/2026-10.html").read_text()
+    assert "every task passed in under a second" in html
+    assert f'href="../boards/{DEMO}/runs/demo-6.html"' in html
+
+
+def test_limits_and_take_part_pages(built_site: Path) -> None:
+    limits = page_json(built_site, "limits/index.json")
+    demo = next(b for b in limits["boards"] if b["slug"] == DEMO)
+    assert (demo["runsPerDay"], demo["runsWaiting"]) == (20, 5)
+    assert limits["general"]["runTokenHours"] == 48
+    take_part = (built_site / "take-part/index.html").read_text()
+    assert f"{SERVICE}/api/bench/uploads" in take_part
+    assert "id-token: write" in take_part
+
+
+def test_no_page_holds_a_secret_or_names_a_reporter(built_site: Path) -> None:
+    for path in built_site.rglob("*"):
+        if path.is_file():
+            text = path.read_text()
+            assert not re.search(r"hp[gr]_[A-Za-z0-9]", text), path
+            assert "reporter" not in text.lower(), path
+
+
+def test_links_are_relative_and_land_on_built_files(built_site: Path) -> None:
+    for html in built_site.rglob("*.html"):
+        for target in re.findall(r'(?:href|src)="([^"]+)"', html.read_text()):
+            if target.startswith(("https://", "http://")):
+                continue
+            assert not target.startswith("/"), f"{html}: absolute link {target}"
+            local = target.split("#", 1)[0]
+            if local:
+                assert (html.parent / local).resolve().is_file(), f"{html}: broken {target}"
+
+
+def copy_repo(data_repo: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(data_repo, tmp_path / "data"))
+
+
+def apply(repo: Path, change: Any, *args: Any) -> None:
+    """Apply one of the registry's state changes to the checkout, as the writer does."""
+    before = RepoState(read_data_repo(repo))
+    after = change(before, *args)
+    for path, text in after.diff(before).items():
+        target = repo / path
+        if text is None:
+            target.unlink()
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+
+
+def test_a_rebuild_after_one_run_renders_its_board_and_the_global_pages(
+    data_repo: Path, tmp_path: Path
+) -> None:
+    repo, out = copy_repo(data_repo, tmp_path), tmp_path / "site"
+    first = build_site(repo, out)
+    assert first.full
+    untouched = out / f"boards/{TB}/runs/tb-1.html"
+    stamp = untouched.stat().st_mtime_ns
+    assert build_site(repo, out).units_rendered == 0  # nothing changed: nothing rendered
+
+    run = make_run("demo-7", DEMO, entry("lisa", "oracle"), {t: [1.0] for t in DEMO_TASKS},
+                   T0.replace(month=10, day=20))  # fmt: skip
+    apply(repo, publish_run, run, Change("c-new", run.published_at))
+    again = build_site(repo, out)
+    assert (again.full, again.units_rendered, again.files_removed) == (False, 2, 0)
+    assert (out / f"boards/{DEMO}/runs/demo-7.html").is_file()
+    assert untouched.stat().st_mtime_ns == stamp
+    rows = page_json(out, f"boards/{DEMO}/index.json")["rows"]
+    assert rows[0]["owner"] == "lisa" and rows[0]["score"] == 1.0
+    assert "demo-7" in (out / "audit/2026-10.html").read_text()
+
+    apply(repo, withdraw_run, DEMO, "demo-7", Change("c-withdraw", run.published_at))
+    build_site(repo, out)
+    assert "lisa" not in {r["owner"] for r in page_json(out, f"boards/{DEMO}/index.json")["rows"]}
+    assert "Withdrawn by its owner" in (out / f"boards/{DEMO}/runs/demo-7.html").read_text()
+
+
+def test_files_of_pages_that_no_longer_exist_are_removed(data_repo: Path, tmp_path: Path) -> None:
+    repo, out = copy_repo(data_repo, tmp_path), tmp_path / "site"
+    build_site(repo, out)
+    # Published runs are never deleted; a board folder removed by hand still must not
+    # leave pages behind.
+    shutil.rmtree(repo / layout.board_dir(OPEN_BOARD))
+    report = build_site(repo, out)
+    assert report.files_removed == 6  # board, entry and run pages, each with its JSON
+    assert not (out / f"boards/{OPEN_BOARD}").exists() or not any(
+        (out / f"boards/{OPEN_BOARD}").rglob("*.html")
+    )
+
+
+def test_a_change_of_configuration_renders_everything(data_repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    build_site(data_repo, out)
+    report = build_site(data_repo, out, SiteConfig(service_url="https://elsewhere.example"))
+    assert report.full and report.units_rendered == len(
+        json.loads((out / STATE_FILE).read_text())["units"]
+    )
+    assert (
+        "https://elsewhere.example/api/bench/uploads" in (out / "take-part/index.html").read_text()
+    )
+
+
+def test_a_build_that_stops_half_way_is_redone(
+    data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, out = copy_repo(data_repo, tmp_path), tmp_path / "site"
+    build_site(repo, out)
+    run = make_run("demo-8", DEMO, entry("lisa", "oracle"), {t: [0.0] for t in DEMO_TASKS},
+                   T0.replace(month=10, day=21))  # fmt: skip
+    apply(repo, publish_run, run, Change("c-8", run.published_at))
+    real_write = site_build._Writer.write
+
+    def failing(self: site_build._Writer, path: str, text: str) -> None:
+        if path.endswith("demo-8.html"):
+            raise OSError("disk full")
+        real_write(self, path, text)
+
+    monkeypatch.setattr(site_build._Writer, "write", failing)
+    with pytest.raises(OSError, match="disk full"):
+        build_site(repo, out)
+    monkeypatch.setattr(site_build._Writer, "write", real_write)
+    assert build_site(repo, out).units_rendered == 2
+    assert (out / f"boards/{DEMO}/runs/demo-8.html").is_file()
+
+
+def test_the_parallel_build_writes_the_same_site(
+    data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    serial, parallel = tmp_path / "serial", tmp_path / "parallel"
+    build_site(data_repo, serial)
+    monkeypatch.setattr(site_build, "PARALLEL_MIN", 1)  # the test site has only 8 boards
+    build_site(data_repo, parallel, workers=2)
+    files = sorted(p.relative_to(serial) for p in serial.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(parallel) for p in parallel.rglob("*") if p.is_file())
+    for path in files:
+        if path.name != STATE_FILE:
+            assert (serial / path).read_bytes() == (parallel / path).read_bytes(), path
+
+
+def test_a_folder_that_is_not_a_data_repository_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(HbenchError) as refused:
+        build_site(tmp_path, tmp_path / "site")
+    assert refused.value.code == "site-data-invalid"
+
+
+def test_a_run_file_that_does_not_parse_is_named(data_repo: Path, tmp_path: Path) -> None:
+    repo = copy_repo(data_repo, tmp_path)
+    broken = repo / layout.run_file(DEMO, "demo-3")
+    broken.write_text(broken.read_text().replace('"nAttempts": 1', '"nAttempts": 0'))
+    with pytest.raises(HbenchError) as refused:
+        build_site(repo, tmp_path / "site")
+    assert refused.value.code == "site-data-invalid"
+    assert refused.value.problems[0].path == layout.run_file(DEMO, "demo-3")
+
+
+def test_the_cli_builds_the_site(data_repo: Path, tmp_path: Path) -> None:
+    out = tmp_path / "site"
+    args = ["site", "build", "--data-repo", str(data_repo), "--out", str(out)]
+    result = CliRunner().invoke(cli, [*args, "--service-url", SERVICE])
+    assert result.exit_code == 0, result.output
+    assert "full build" in result.output and (out / "index.html").is_file()
+    again = CliRunner().invoke(cli, [*args, "--service-url", SERVICE])
+    assert "(rebuild): 0 parts rendered" in again.output
+    refused = CliRunner().invoke(
+        cli, ["site", "build", "--data-repo", str(tmp_path), "--out", str(out)]
+    )
+    assert refused.exit_code == 1 and "(site-data-invalid)" in refused.output
