@@ -13,6 +13,8 @@ from app.datarepo.cli import data_repo
 from app.db.migrate import current_revision, head_revision, upgrade
 from app.db.session import Database
 from app.main import create_app, prepare_state_dir
+from app.publish.cli import maintenance
+from app.reports.cli import deny, reports
 from app.settings import Settings, is_login, load_settings
 from app.site.cli import site
 from hbench.cli.output import fail
@@ -30,6 +32,9 @@ app.add_typer(tokens, name="tokens")
 app.add_typer(db, name="db")
 app.add_typer(data_repo, name="data-repo")
 app.add_typer(site, name="site")
+app.add_typer(maintenance, name="maintenance")
+app.add_typer(reports, name="reports")
+app.add_typer(deny, name="deny")
 
 StateDir = Annotated[
     Path | None,

@@ -8,6 +8,10 @@ request validation, routing, or a bug)::
 
 `errors` lists every problem, not only the first; `path` names the field or file a problem
 concerns, when there is one. `tests/app/test_error_shape.py` pins the shape.
+
+The runs API under `/v1` keeps the shape of the skill document it implements
+(`../shared/spec/benchhub-skill.md`), `{"error": {"code", "message", "details", "type"}}`;
+`respond` is the one place that chooses between the two, by the request's path.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from hbench.errors import HbenchError, Problem
 from hbench.rules import RULE_CODES
 
 API_PREFIX = "/api"
+V1_PREFIX = "/v1"
 
 # Codes absent here are refusals of what was sent (a job that fails a check, say): 422.
 DEFAULT_STATUS = 422
@@ -62,6 +67,58 @@ STATUS_BY_CODE: dict[str, int] = {
     "run-token-used": 409,
     "run-abandoned": 409,
     "bench-job-not-found": 404,
+    # Publishing, withdrawing and deleting (app/publish/).
+    "job-already-published": 409,
+    "job-withdrawn": 409,
+    "job-not-published": 409,
+    "publish-window-passed": 409,
+    "publish-board-choice": 409,
+    "delete-published": 409,
+    "job-files-hidden": 410,
+    "bench-published-before": 409,
+    # The GitHub App: webhooks GitHub sends, OIDC tokens, sign-in, calls to GitHub.
+    "webhook-not-configured": 503,
+    "webhook-too-large": 413,
+    "webhook-signature-missing": 401,
+    "webhook-signature-unsupported": 401,
+    "webhook-signature-invalid": 401,
+    "webhook-app-mismatch": 403,
+    "webhook-payload-invalid": 400,
+    "command-job-not-found": 404,
+    "command-not-allowed": 403,
+    "github-not-configured": 503,
+    "github-not-installed": 404,
+    "github-request-failed": 502,
+    "oidc-token-invalid": 401,
+    "oidc-key-unknown": 401,
+    "oidc-signature-invalid": 401,
+    "oidc-issuer-mismatch": 401,
+    "oidc-audience-mismatch": 401,
+    "oidc-token-expired": 401,
+    "oidc-token-not-yet-valid": 401,
+    "oidc-claims-invalid": 401,
+    "oidc-workflow-untrusted": 403,
+    "oidc-token-reused": 401,
+    "oidc-issuer-unavailable": 503,
+    "oauth-state-mismatch": 400,
+    "oauth-denied": 400,
+    "oauth-exchange-failed": 502,
+    "csrf-refused": 403,
+    # Reports, take-downs and the deny list (app/reports/).
+    "report-target-unknown": 404,
+    "report-limit": 429,
+    "report-not-found": 404,
+    "report-closed": 409,
+    "report-run-ambiguous": 409,
+    "takedown-run-not-found": 404,
+    "takedown-run-not-public": 409,
+    "maintainer-only": 403,
+    "deny-account-not-found": 404,
+    "deny-maintainer": 409,
+    # The runs API (`/v1`), answered in its own shape (`v1_body`).
+    "validation_error": 400,
+    "rate_limited": 429,
+    "not_found": 404,
 }
 # Routing's own refusals, for statuses no code of ours raises.
 CODE_BY_HTTP_STATUS: dict[int, str] = {
@@ -136,13 +193,74 @@ def is_api(request: Request) -> bool:
     return path == API_PREFIX or path.startswith(API_PREFIX + "/")
 
 
-async def handle_hbench_error(_request: Request, error: Exception) -> Response:
+def is_v1(request: Request) -> bool:
+    path = request.url.path
+    return path == V1_PREFIX or path.startswith(V1_PREFIX + "/")
+
+
+# The skill document's error `type`s: its own two, then the usual ones by status.
+V1_TYPE_BY_CODE = {"validation_error": "validation_error", "rate_limited": "rate_limit_error"}
+V1_TYPE_BY_STATUS = {401: "authentication_error", 403: "permission_error", 404: "not_found_error"}
+
+
+def v1_body(
+    problems: Sequence[Problem], details: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The `/v1` shape: the first problem's code and message, and every problem as a detail."""
+    first, status = problems[0], status_for(problems[0].code)
+    kind = V1_TYPE_BY_CODE.get(first.code) or V1_TYPE_BY_STATUS.get(status)
+    if details is None and (len(problems) > 1 or first.path is not None):
+        details = [{"path": v1_path(p.path), "message": p.message} for p in problems]
+    return {
+        "error": {
+            "code": first.code,
+            "message": first.message,
+            "details": details,
+            "type": kind or ("api_error" if status >= 500 else "invalid_request_error"),
+        }
+    }
+
+
+def v1_path(path: str | None) -> list[str | int]:
+    """A problem's path as a list of keys, as the skill's `details` give it."""
+    return [int(part) if part.isdigit() else part for part in (path or "").split(".") if part]
+
+
+def v1_validation_details(errors: Iterable[Any]) -> list[dict[str, Any]]:
+    """FastAPI's validation errors as `/v1` details: the field's path within the body
+    (`["taskRewards", 0, "reward"]`), pydantic's code for the failure, and its message."""
+    details = []
+    for error in errors:
+        location = list(error.get("loc", ()))
+        path = location[1:] if location[:1] in (["body"], ["query"], ["path"]) else location
+        details.append(
+            {"path": path, "code": error.get("type"), "message": error.get("msg", "invalid value")}
+        )
+    return details
+
+
+def respond(
+    request: Request, problems: Sequence[Problem], details: list[dict[str, Any]] | None = None
+) -> JSONResponse:
+    """A refusal in the shape the request's path calls for: `/v1`'s, or the envelope."""
+    if not is_v1(request):
+        return error_response(problems)
+    status = status_for(problems[0].code)
+    return JSONResponse(
+        v1_body(problems, details), status_code=status, headers=HEADERS_BY_STATUS.get(status)
+    )
+
+
+async def handle_hbench_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HbenchError)  # noqa: S101  # registered for this type only
-    return error_response(error.problems)
+    return respond(request, error.problems)
 
 
 async def handle_validation_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, RequestValidationError)  # noqa: S101  # registered for this type
+    if is_v1(request):
+        invalid = Problem("validation_error", "Invalid input")
+        return respond(request, [invalid], v1_validation_details(error.errors()))
     if not is_api(request):
         return await request_validation_exception_handler(request, error)
     return error_response(validation_problems(error.errors()))
@@ -150,7 +268,7 @@ async def handle_validation_error(request: Request, error: Exception) -> Respons
 
 async def handle_http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, StarletteHTTPException)  # noqa: S101  # registered for this type
-    if not is_api(request):
+    if not is_api(request) and not is_v1(request):
         return await http_exception_handler(request, error)
     code = CODE_BY_HTTP_STATUS.get(error.status_code, "request-invalid")
     where = f"{request.method} {request.url.path}"
@@ -162,7 +280,7 @@ async def handle_http_error(request: Request, error: Exception) -> Response:
         ),
         "auth-required": f"{where} needs you to sign in",
     }
-    response = error_response([Problem(code, messages.get(code, str(error.detail)))])
+    response = respond(request, [Problem(code, messages.get(code, str(error.detail)))])
     response.status_code = error.status_code
     response.headers.update(headers)
     return response
@@ -171,15 +289,16 @@ async def handle_http_error(request: Request, error: Exception) -> Response:
 async def handle_unexpected_error(request: Request, _error: Exception) -> Response:
     # The server logs the traceback; the body says only that it failed, so no secret,
     # path or stack frame can leak to the caller.
-    if not is_api(request):
+    if not is_api(request) and not is_v1(request):
         return PlainTextResponse("Internal Server Error", status_code=500)
-    return error_response(
-        [Problem("internal-error", "the service failed while handling the request")]
+    return respond(
+        request, [Problem("internal-error", "the service failed while handling the request")]
     )
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Answer every refusal and failure under `/api` with the envelope."""
+    """Answer every refusal and failure under `/api` with the envelope, under `/v1` with
+    the runs API's shape."""
     app.add_exception_handler(HbenchError, handle_hbench_error)
     app.add_exception_handler(RequestValidationError, handle_validation_error)
     app.add_exception_handler(StarletteHTTPException, handle_http_error)

@@ -20,8 +20,14 @@ from app.db.migrate import upgrade
 from app.db.session import Database
 from app.dependencies import Resources
 from app.errors import install_error_handlers
+from app.github import oauth as github_oauth
+from app.github import webhooks as github_webhooks
+from app.publish import routes as publish_routes
+from app.reports import routes as reports_routes
 from app.runs import routes as runs_routes
 from app.settings import Settings, get_settings
+from app.site.serve import mount_site
+from app.v1 import routes as v1_routes
 from hbench import __version__
 
 DESCRIPTION = """\
@@ -45,10 +51,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings is not None:
         app.dependency_overrides[get_settings] = lambda: settings
     install_error_handlers(app)
+    mount_site(app, app_settings(app).site_dir)
     app.include_router(health.router)
     app.include_router(auth_routes.router)
     app.include_router(runs_routes.router)
     app.include_router(bench_routes.router)
+    app.include_router(publish_routes.router)
+    app.include_router(reports_routes.router)
+    app.include_router(reports_routes.admin)
+    app.include_router(v1_routes.router)
+    app.include_router(github_webhooks.router)
+    app.include_router(github_oauth.router)
     return app
 
 

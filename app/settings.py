@@ -12,6 +12,7 @@ from datetime import timedelta
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -58,12 +59,24 @@ class Settings(BaseSettings):
     github_client_secret: SecretStr | None = None
     data_repository: str | None = Field(default=None, pattern=REPOSITORY_PATTERN)
     maintainers: Annotated[tuple[str, ...], NoDecode] = ()
+    public_url: str | None = None
+    session_secret: SecretStr | None = None
+    session_lifetime: timedelta = Field(default=timedelta(days=7), gt=timedelta(0))
+    github_api_url: str = "https://api.github.com"
+    oidc_issuer: str = "https://token.actions.githubusercontent.com"
+    trusted_workflow_refs: Annotated[tuple[str, ...], NoDecode] = ()
 
     min_hbench_version: str = Field(default="0.3.0", pattern=VERSION_PATTERN)
     upload_max_bytes: int = Field(default=UPLOAD_MAX_BYTES, gt=0)
     unpacked_max_bytes: int = Field(default=UNPACKED_MAX_BYTES, gt=0)
     run_token_lifetime: timedelta = Field(default=timedelta(hours=48), gt=timedelta(0))
     publish_window: timedelta = Field(default=timedelta(days=30), gt=timedelta(0))
+    deleted_files_retention: timedelta = Field(default=timedelta(days=7), ge=timedelta(0))
+    maintenance_interval: timedelta = Field(default=timedelta(minutes=5), gt=timedelta(0))
+    # Reports and the runs API (app/reports/, app/v1/): how many, per window.
+    reports_per_hour: int = Field(default=5, ge=1)
+    runs_per_ip_per_day: int = Field(default=30, ge=1)
+    runs_per_user_per_day: int = Field(default=200, ge=1)
 
     data_repository_url: str | None = None
     writer_enabled: bool = True
@@ -88,7 +101,12 @@ class Settings(BaseSettings):
         return value
 
     @field_validator(
-        "run_token_lifetime", "publish_window", "writer_poll_interval", mode="before"
+        "run_token_lifetime",
+        "publish_window",
+        "deleted_files_retention",
+        "maintenance_interval",
+        "writer_poll_interval",
+        mode="before",
     )
     @classmethod
     def _seconds_as_duration(cls, value: object) -> object:
@@ -96,6 +114,34 @@ class Settings(BaseSettings):
         if isinstance(value, str) and value.strip().isdigit():
             return int(value)
         return value
+
+    @field_validator("trusted_workflow_refs", mode="before")
+    @classmethod
+    def _split_workflow_refs(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(ref.strip() for ref in value.split(",") if ref.strip())
+        return value
+
+    @field_validator("session_lifetime", mode="before")
+    @classmethod
+    def _session_seconds(cls, value: object) -> object:
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value)
+        return value
+
+    @field_validator("public_url", "github_api_url", "oidc_issuer")
+    @classmethod
+    def _check_service_url(cls, value: str | None) -> str | None:
+        # Secrets (the App's JWT, OAuth codes, session cookies) travel to and from these
+        # URLs: TLS only, except to this machine, where the tests' fakes listen.
+        if value is None:
+            return value
+        if not is_service_url(value):
+            raise ValueError(
+                "use an https:// URL with no user name, query or fragment "
+                "(http:// only to 127.0.0.1 or localhost)"
+            )
+        return value.rstrip("/")
 
     @field_validator("database_url")
     @classmethod
@@ -110,12 +156,11 @@ class Settings(BaseSettings):
         # The installation token travels in a header of every request to this URL: only
         # over TLS (plain HTTP to this machine is allowed, for a test server), and never
         # with credentials of its own in the URL.
-        if value is None:
-            return value
-        if not re.match(r"^(https://|http://(127\.0\.0\.1|localhost|\[::1\])[:/])", value):
-            raise ValueError("use an https:// URL (http:// only to 127.0.0.1 or localhost)")
-        if "@" in value.split("://", 1)[1].split("/", 1)[0]:
-            raise ValueError("put no user name or token in the URL; the App's token is sent apart")
+        if value is not None and not is_service_url(value):
+            raise ValueError(
+                "use an https:// URL with no user name or token: the App's token is sent "
+                "apart (http:// only to 127.0.0.1 or localhost)"
+            )
         return value
 
     @model_validator(mode="after")
@@ -160,6 +205,11 @@ class Settings(BaseSettings):
         return self.data_repository_url or f"https://github.com/{self.data_repository}.git"
 
     @property
+    def site_dir(self) -> Path:
+        """The static site built from the data repository, served at `/site`."""
+        return self.state_dir / "site"
+
+    @property
     def demo_dir(self) -> Path:
         """The demo dataset's tasks and its registry.json, written at every start, so the
         demo board's issued specs can name that registry by its absolute path."""
@@ -182,8 +232,10 @@ GITHUB_REQUIRED: tuple[tuple[str, str], ...] = (
     ("github_client_id", "the App's OAuth client id"),
     ("github_client_secret", "an OAuth client secret generated on the App's settings page"),
     ("data_repository", "the data repository, as owner/name"),
+    ("public_url", "the service's public URL: OAuth callbacks and the OIDC audience"),
+    ("session_secret", "a long random value that signs sign-in session cookies"),
 )
-GITHUB_SECRETS = ("github_webhook_secret", "github_client_secret")
+GITHUB_SECRETS = ("github_webhook_secret", "github_client_secret", "session_secret")
 
 
 def github_mode_problems(settings: Settings) -> list[Problem]:
@@ -226,6 +278,16 @@ def is_placeholder(secret: str) -> bool:
     """A secret copied from an example, or too short to resist guessing."""
     value = secret.strip()
     return len(value) < MIN_SECRET_LENGTH or value.lower() in PLACEHOLDER_SECRETS
+
+
+def is_service_url(url: str) -> bool:
+    """An https:// URL (or http:// to this machine) with no credentials, query or fragment."""
+    parts = urlsplit(url)
+    if parts.username or parts.password or parts.query or parts.fragment or not parts.hostname:
+        return False
+    if parts.scheme == "https":
+        return True
+    return parts.scheme == "http" and parts.hostname in {"127.0.0.1", "localhost", "::1"}
 
 
 def looks_like_pem_key(text: str) -> bool:

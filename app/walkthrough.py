@@ -3,13 +3,15 @@
 It starts the service in local mode (SQLite, a local blob folder, the demo
 registry) and takes a real job of the bundled demo dataset through the same
 commands a contributor types: issue a run, run it with Harbor in the bubblewrap
-sandbox, verify the sealed job, and upload it with its run token. Each command
-is printed before it runs, so the output reads as a tour.
+sandbox, verify the sealed job, upload it with its run token, publish it, write
+the local data repository, show the board's rows and build the site. Each
+command is printed before it runs, so the output reads as a tour.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shlex
 import socket
@@ -132,7 +134,33 @@ def main(argv: list[str] | None = None) -> int:
             f"hbench jobs upload --url {url}/api/bench/uploads "
             f'-H "hpg-run-token: $HPG_RUN_TOKEN" {job}'
         ))  # fmt: skip
-    print(f"\nDone. The run's folder is {run_dir}; the service's state is in {state}.")
+        bench = [hbench, "bench"]
+        account = ["--url", url, "--token-env", "HPG_API_TOKEN"]
+        listed = step("List Your bench", [*bench, "list", *account, "--json"], cwd=root, env=env)
+        job_id = json.loads(listed)[0]["id"]
+        step("Publish the job to its board",
+             [*bench, "publish", job_id, *account], cwd=root, env=env)  # fmt: skip
+        step("Write the publish to the local data repository (the service's writer may "
+             "have already)", [str(BIN / "hbench-app"), "data-repo", "write", "--once",
+                               "--state-dir", str(state)], cwd=root, env=env)  # fmt: skip
+        rows = state / "data" / "boards" / "hbench-demo" / "rows.json"
+        step("Show the board's rows in the data repository", ["cat", str(rows)], cwd=root, env=env)
+        site = state / "site"
+        step("Build the site from the data repository", [
+            str(BIN / "hbench-app"), "site", "build", "--data-repo", str(state / "data"),
+            "--out", str(site),
+        ], cwd=root, env=env)  # fmt: skip
+        board_page = f"{url}/site/boards/hbench-demo/"
+        answer = httpx.get(board_page, timeout=10)
+        print(f"\n== The service serves the site\nGET {board_page} -> {answer.status_code}")
+        # The demo entry is the oracle's, named oracle-<6 hex>: the page must list it.
+        if answer.status_code != 200 or "oracle-" not in answer.text:
+            sys.exit("walkthrough stopped: the board page does not show the demo job")
+    print(
+        f"\nDone. The run's folder is {run_dir}; the service's state is in {state}; the "
+        f"board's page is {site / 'boards' / 'hbench-demo' / 'index.html'} (`hbench-app "
+        f"serve --state-dir {state}` serves it at /site/)."
+    )
     return 0
 
 

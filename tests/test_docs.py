@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def documented_codes() -> list[str]:
     text = (ROOT / DOCS_PAGE).read_text()
-    return re.findall(r"^### `([a-z0-9-]+)`$", text, flags=re.MULTILINE)
+    # Underscores only for the runs API's codes, which keep the skill document's style.
+    return re.findall(r"^### `([a-z0-9_-]+)`$", text, flags=re.MULTILINE)
 
 
 def test_every_rule_code_is_documented_once() -> None:

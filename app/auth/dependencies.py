@@ -1,8 +1,8 @@
 """Who is calling: the auth dependencies every protected endpoint declares.
 
-A request is signed in by an API token (`authorization: Bearer hpg_…`), or, in local
-mode only, as the local user when it comes from this machine. GitHub sign-in joins here
-with the GitHub App.
+A request is signed in by an API token (`authorization: Bearer hpg_…`), by the cookie
+GitHub sign-in sets (`app/github/oauth.py`), or, in local mode only, as the local user
+when it comes from this machine.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.auth.service import authenticate_api_token, ensure_account, refuse_denied
-from app.db.models import Account
+from app.clock import ClockDep
+from app.db.models import Account, utcnow
 from app.dependencies import SessionDep, SettingsDep
+from app.github.sessions import session_account as github_session_account
 from app.settings import Settings
 from hbench.errors import HbenchError
 
@@ -31,10 +33,11 @@ bearer = HTTPBearer(
 
 @dataclass(frozen=True)
 class Caller:
-    """The signed-in account, and how it signed in (API token or local session)."""
+    """The signed-in account, and how it signed in (API token, GitHub sign-in cookie, or
+    local session)."""
 
     account: Account
-    via: Literal["token", "local"]
+    via: Literal["token", "session", "local"]
     token_id: uuid.UUID | None = None
 
 
@@ -67,8 +70,10 @@ def current_caller(
     session: SessionDep,
     settings: SettingsDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+    clock: ClockDep = utcnow,
 ) -> Caller:
-    """The caller, from its API token or the local session; refuse anyone else."""
+    """The caller, from its API token, its GitHub sign-in or the local session; refuse
+    anyone else."""
     if credentials is not None:
         row = authenticate_api_token(session, credentials.credentials)
         return Caller(row.account, "token", row.id)
@@ -76,6 +81,11 @@ def current_caller(
         raise HbenchError(
             "token-invalid", "the authorization header must be `Bearer hpg_…`, an API token"
         )
+    # Signed in with GitHub: the session cookie (app/github/sessions.py, which also refuses
+    # cross-site requests that would change something).
+    signed_in = github_session_account(request, session, settings, clock())
+    if signed_in is not None:
+        return Caller(signed_in, "session")
     client = request.client.host if request.client else None
     if settings.mode == "local" and is_local_request(
         client, request.url.hostname, request.headers.get("origin")
@@ -101,7 +111,10 @@ def sign_in_hint(settings: Settings) -> str:
             "sign in: send authorization: Bearer hpg_… (the local user is signed in only "
             "for requests from this machine to 127.0.0.1 or localhost)"
         )
-    return "sign in: send authorization: Bearer hpg_…, an API token from Account settings"
+    return (
+        "sign in with GitHub at /auth/github/login, or send authorization: Bearer hpg_…, "
+        "an API token from Account settings"
+    )
 
 
 def current_account(caller: Annotated[Caller, Depends(current_caller)]) -> Account:

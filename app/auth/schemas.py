@@ -45,6 +45,7 @@ class Me(BaseModel):
     github_id: int | None
     is_maintainer: bool
     created_at: datetime
-    signed_in_with: Literal["token", "local"] = Field(
-        description="`token` for an API token, `local` for the local user in local mode."
+    signed_in_with: Literal["token", "session", "local"] = Field(
+        description="`token` for an API token, `session` for GitHub sign-in, `local` for the "
+        "local user in local mode."
     )

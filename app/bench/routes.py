@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, FastAPI, Query, Request, status
@@ -46,6 +47,7 @@ CHECKS = (
     "job-several-datasets", "job-several-agents", "job-several-models",
     "job-attempts-out-of-range", "job-retries-not-crashes", "job-prompt-not-issued",
     "board-environment-refused", "local-spec-mismatch", "run-spec-digest-mismatch",
+    "bench-published-before",
 )  # fmt: skip
 GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip"})
 DEFAULT_LIST_LIMIT = 100
@@ -93,8 +95,7 @@ async def upload_job(
     clock: ClockDep,
 ) -> UploadAccepted:
     refuse_before_reading(request.headers, settings)
-    settings.upload_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with scratch_folder(settings.upload_dir) as scratch:
+    async with upload_folder(settings) as scratch:
         extracted = await extract_async(request.stream(), scratch, archive_limits(settings))
         stored = await run_in_threadpool(
             service.accept,
@@ -105,6 +106,23 @@ async def upload_job(
             blobs=blobs,
         )
     return UploadAccepted.from_row(stored.row)
+
+
+@asynccontextmanager
+async def upload_folder(settings: Settings) -> AsyncIterator[Path]:
+    """A scratch folder for one upload, made and removed in a worker thread: removing the
+    100,000 files a job may hold takes seconds, which the event loop must not wait out."""
+
+    def enter() -> tuple[AbstractContextManager[Path], Path]:
+        settings.upload_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        manager = scratch_folder(settings.upload_dir)
+        return manager, manager.__enter__()
+
+    manager, folder = await run_in_threadpool(enter)
+    try:
+        yield folder
+    finally:
+        await run_in_threadpool(manager.__exit__, None, None, None)
 
 
 def refuse_before_reading(headers: Mapping[str, str], settings: Settings) -> None:
@@ -121,10 +139,14 @@ def refuse_before_reading(headers: Mapping[str, str], settings: Settings) -> Non
     if length.isdigit() and int(length) > settings.upload_max_bytes:
         raise HbenchError(
             "upload-too-large",
-            f"the upload is {int(length) / MIB:.1f} MiB, over the "
-            f"{settings.upload_max_bytes / MIB:.0f} MiB cap on what is sent; a job this "
-            "large can't be uploaded yet: run fewer tasks per job",
+            f"the upload is {size(int(length))}, over the {size(settings.upload_max_bytes)} "
+            "cap on what is sent; a job this large can't be uploaded yet: run fewer tasks "
+            "per job",
         )
+
+
+def size(count: int) -> str:
+    return f"{count / MIB:.1f} MiB" if count >= MIB else f"{count:,} bytes"
 
 
 def archive_limits(settings: Settings) -> ArchiveLimits:

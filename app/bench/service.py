@@ -28,8 +28,9 @@ from app.checks.summary import UploadSize, fingerprint, job_summary
 from app.checks.table import Report
 from app.db.models import Job, JobStatus
 from app.db.session import Database
+from app.publish.fingerprints import published_before
 from app.uploads.archive import ExtractedJob
-from app.uploads.redact import redact_folder
+from app.uploads.redact import redact_folder, redact_text
 from hbench.errors import HbenchError, Problem
 from hbench.jobs.manifest import MANIFEST_NAME, Manifest, job_identity, parse_manifest
 from hbench.jobs.models import Job as HarborJob
@@ -37,6 +38,11 @@ from hbench.jobs.pack import pack
 from hbench.jobs.reader import read_job
 from hbench.limits import MANIFEST_MAX_BYTES
 from registry.loader import Registry
+
+STORED_GZIP_LEVEL = 1
+"""The stored copy's compression. Level 6 (what clients send) packs text about 25% smaller
+but takes four times the CPU, which made packing a 95 MiB upload cost as much as checking
+it; storage is cheaper than holding an upload's request that long."""
 
 LISTED_STATUSES = (JobStatus.PRIVATE, JobStatus.PUBLISHED, JobStatus.WITHDRAWN)
 """What Your bench lists: a deleted job keeps only its hidden fingerprint."""
@@ -78,6 +84,11 @@ def accept(
     if job is None or manifest is None or boards is None:
         # Unreachable: the rules fail an upload whose job or manifest can't be read.
         raise RuntimeError("an accepted upload has a job and a manifest")
+    if issued is not None:  # a run token's upload counts on its board, and a job counts once
+        with database.session() as session:
+            seen = published_before(session, fingerprint(job))
+        if seen is not None:
+            raise HbenchError.from_problems([seen])
     redactions = redact_folder(extracted.root, extracted.files)
     row = new_row(upload, job, manifest, boards, report=report, redactions=redactions)
     archive = pack_beside(extracted)
@@ -143,14 +154,16 @@ def read_identity(root: Path) -> Identity | None:
 
 
 def as_sent(problems: list[Problem], extracted: ExtractedJob) -> list[Problem]:
-    """Problems naming paths as the sender knows them (`jobs/<job>/…`), not the scratch
-    folder they were unpacked into, which would both leak and mislead."""
+    """Problems as the sender may see them: paths named as the sender knows them
+    (`jobs/<job>/…`), not the scratch folder they were unpacked into, which would both leak
+    and mislead; and no key-like value a message quotes, since clients print refusals into
+    logs that others read (a public repository's Actions log)."""
     inside = str(extracted.root)
     shown = f"jobs/{extracted.job_name}"
     return [
         Problem(
             p.code,
-            p.message.replace(inside, shown),
+            redact_text(p.message.replace(inside, shown)).text,
             p.path.replace(inside, shown) if p.path is not None else None,
         )
         for p in problems
@@ -195,7 +208,7 @@ def pack_beside(extracted: ExtractedJob) -> Path:
         prefix=".stored-", suffix=".tar.gz", dir=extracted.root.parent
     )
     with os.fdopen(descriptor, "wb") as out:
-        pack(extracted.root, out)
+        pack(extracted.root, out, compresslevel=STORED_GZIP_LEVEL)
     return Path(name)
 
 

@@ -16,10 +16,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.uploads.redact import redact_text
 from hbench.jobs.config import JobConfig
 
 MAY_DIFFER = frozenset({"jobs_dir", "retry.max_retries"})
 """Fields a run may set on its own: where the job is written, and how often crashes rerun."""
+
+ABSENT: Any = object()
+"""A key one side has and the other lacks (inside a free-form mapping such as `kwargs`)."""
 
 SHOWN_CHARS = 60
 """A value longer than this is cut in messages: a prompt passage can run to pages."""
@@ -39,19 +43,15 @@ class Difference:
 
 
 def spec_differences(spec: Mapping[str, Any], config: JobConfig) -> list[Difference]:
-    """Every field of `config` that differs from `spec`, sorted by field; empty when equal."""
+    """Every field of `config` that differs from `spec`, in field order; empty when equal."""
     try:
         issued = JobConfig.model_validate(dict(spec))
     except ValidationError as error:
         # The service wrote the spec itself, so this is a bug in issuing, not the upload.
         raise ValueError(f"the issued spec is not a Harbor job config: {error}") from None
-    want, have = flatten(plain(issued)), flatten(plain(config))
-    missing = object()
-    return [
-        Difference(field, want.get(field), have.get(field))
-        for field in sorted(want.keys() | have.keys())
-        if field not in MAY_DIFFER and want.get(field, missing) != have.get(field, missing)
-    ]
+    differences: list[Difference] = []
+    _compare(plain(issued), plain(config), "", differences)
+    return [d for d in differences if d.field not in MAY_DIFFER]
 
 
 def plain(config: JobConfig) -> dict[str, Any]:
@@ -60,24 +60,23 @@ def plain(config: JobConfig) -> dict[str, Any]:
     return values
 
 
-def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """`{"a": {"b": [1]}}` → `{"a.b[0]": 1}`; an empty dict or list stays a value."""
-    if isinstance(value, dict) and value:
-        items: list[tuple[str, Any]] = [
-            (f"{prefix}.{key}" if prefix else str(key), item) for key, item in value.items()
-        ]
-    elif isinstance(value, list) and value:
-        items = [(f"{prefix}[{index}]", item) for index, item in enumerate(value)]
-    else:
-        return {prefix: value}
-    flat: dict[str, Any] = {}
-    for key, item in items:
-        flat |= flatten(item, key)
-    return flat
+def _compare(issued: Any, ran: Any, field: str, out: list[Difference]) -> None:
+    """Descend into mappings, and lists of one length; anything else differs as a whole, so
+    a second agent is one difference (`agents`), not one per field of it."""
+    if isinstance(issued, dict) and isinstance(ran, dict):
+        for key in sorted(issued.keys() | ran.keys(), key=str):
+            where = f"{field}.{key}" if field else str(key)
+            _compare(issued.get(key, ABSENT), ran.get(key, ABSENT), where, out)
+    elif isinstance(issued, list) and isinstance(ran, list) and len(issued) == len(ran):
+        for index, (left, right) in enumerate(zip(issued, ran, strict=True)):
+            _compare(left, right, f"{field}[{index}]", out)
+    elif issued != ran:
+        out.append(Difference(field, issued, ran))
 
 
 def shown(value: Any) -> str:
-    text = "absent" if value is None else repr(value)
+    """A value for a message: redacted before it is cut, so no part of a key shows."""
+    text = "absent" if value is ABSENT else redact_text(repr(value)).text
     return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"
 
 

@@ -9,12 +9,15 @@ changes it holds.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 
 from app.datarepo.changes import TRAILER, Needs
-from app.datarepo.git import Git, Remote, git_failed
+from app.datarepo.git import Git, Remote, clone, git_failed
+from app.datarepo.repo_init import ensure_local_data_repository
 from hbench.errors import HbenchError
 from registry.datarepo.state import RepoState
 
@@ -37,6 +40,17 @@ class Checkout:
         """Clone on first use; later, point `origin` at the configured remote and clear
         the lock files a killed git left. Call it holding the writer lock (`lock.py`):
         no other git may be running in this checkout then."""
+        if self.create():
+            return
+        self._clear_stale_locks()
+        # The URL alone goes in .git/config: a token never does (git.py).
+        self.git.run("config", "remote.origin.url", self.remote.url)
+
+    def create(self) -> bool:
+        """Make the checkout (and, in local mode, the repository) unless it exists.
+        Returns whether it was made now; safe without the writer lock."""
+        if self.remote.local_dir is not None:
+            ensure_local_data_repository(self.remote.local_dir)
         if self.path.exists() and any(self.path.iterdir()):
             if not (self.path / ".git").is_dir():
                 message = (
@@ -44,22 +58,31 @@ class Checkout:
                     "the writer will clone the data repository there"
                 )
                 raise HbenchError("datarepo-checkout-invalid", message, path=str(self.path))
-            self._clear_stale_locks()
-            self.git.run("remote", "set-url", "origin", self.remote.url)
-            return
-        self.path.mkdir(parents=True, exist_ok=True)
-        self.git.run("init", "-q")
-        # The URL alone goes in .git/config: a token never does (git.py).
-        self.git.run("remote", "add", "origin", self.remote.url)
-        self._fetch()
-        self._reset()
+            return False
+        # Cloned beside it and renamed into place, so a crash never leaves half a clone
+        # where the checkout belongs (a later `ensure` removes the leftover).
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.clone-", dir=self.path.parent))
+        try:
+            clone(self.remote, scratch / "checkout")
+            (scratch / "checkout").rename(self.path)
+        except OSError:
+            if not (self.path / ".git").is_dir():
+                raise
+            return False  # another process made it first
+        finally:
+            shutil.rmtree(scratch)
+        self._pristine = True
+        return True
 
     def sync(self) -> str:
         """Fetch the remote's branch and make the checkout exactly its head; returns it."""
         self._fetch()
-        head, remote_head = self.git.run("rev-parse", "HEAD", TRACKING).stdout.split()
-        if head != remote_head or not self._pristine:
+        heads = self.git.run("rev-parse", "HEAD", TRACKING, check=False)
+        head, _, remote_head = heads.stdout.strip().partition("\n")
+        if heads.code != 0 or head != remote_head or not self._pristine:
             self._reset()
+            remote_head = self.head()
         return remote_head
 
     def _fetch(self) -> None:
@@ -139,11 +162,13 @@ class Checkout:
         said = result.stdout + result.stderr
         if "[rejected]" in said or "[remote rejected]" in said:
             return False
-        raise git_failed(["push"], self.path, result)
+        raise git_failed("push", self.path, result)
 
     def _clear_stale_locks(self) -> None:
         # A killed git leaves `index.lock` and ref locks behind, and every later command
         # would stop at them. Under the writer lock, no git of ours runs here any more.
+        for leftover in self.path.parent.glob(f".{self.path.name}.clone-*"):
+            shutil.rmtree(leftover)  # a clone a crash interrupted
         git_dir = self.path / ".git"
         for lock in [*git_dir.glob("*.lock"), *(git_dir / "refs").rglob("*.lock")]:
             lock.unlink(missing_ok=True)

@@ -60,6 +60,7 @@ class Remote:
 
     url: str
     tokens: TokenProvider | None = None
+    local_dir: Path | None = None  # local mode: the bare repository, made on first use
 
 
 @dataclass(frozen=True)
@@ -89,42 +90,65 @@ class Git:
         Raises `datarepo-git-failed` with git's own message, secrets removed, when the
         command fails and `check` is set.
         """
-        secrets = _Secrets()
-        config = list(BASE_CONFIG)
-        if remote is not None and remote.tokens is not None:
-            header = secrets.header_for(remote.tokens.installation_token())
-            config.append(("http.extraHeader", header))
         location = ["--git-dir", str(self.git_dir)]
         if self.work_tree is not None:
             location += ["--work-tree", str(self.work_tree)]
         cwd = self.work_tree or self.git_dir
-        try:
-            completed = subprocess.run(
-                [git_executable(), *location, *args],
-                cwd=cwd,
-                env={**clean_environment(cwd), **_config_env(config), **(env or {})},
-                input=stdin,
-                capture_output=True,
-                text=True,
-                timeout=TIMEOUT_SECONDS,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            message = f"git {args[0]} in {cwd} took longer than {TIMEOUT_SECONDS:.0f} s"
-            raise HbenchError("datarepo-git-failed", message) from None
-        result = GitResult(
-            completed.returncode, secrets.redact(completed.stdout), secrets.redact(completed.stderr)
+        return _run(location, args, cwd, remote=remote, stdin=stdin, check=check, env=env)
+
+
+def clone(remote: Remote, dest: Path) -> None:
+    """Clone the remote's `main` into `dest` (new or empty), with `origin` set to its URL.
+
+    The one command not pointed at a repository with `--git-dir`: `clone` makes its own.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    args = ["clone", "-q", "--no-tags", "--single-branch", "--branch", "main", remote.url]
+    _run([], [*args, str(dest)], dest.parent, remote=remote)
+
+
+def _run(
+    location: Sequence[str],
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    remote: Remote | None = None,
+    stdin: str | None = None,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> GitResult:
+    secrets = _Secrets()
+    config = list(BASE_CONFIG)
+    if remote is not None and remote.tokens is not None:
+        header = secrets.header_for(remote.tokens.installation_token())
+        config.append(("http.extraHeader", header))
+    try:
+        completed = subprocess.run(
+            [git_executable(), *location, *args],
+            cwd=cwd,
+            env={**clean_environment(cwd), **_config_env(config), **(env or {})},
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+            check=False,
         )
-        if check and result.code != 0:
-            raise git_failed(args, cwd, result)
-        return result
+    except subprocess.TimeoutExpired:
+        message = f"git {args[0]} in {cwd} took longer than {TIMEOUT_SECONDS:.0f} s"
+        raise HbenchError("datarepo-git-failed", message) from None
+    result = GitResult(
+        completed.returncode, secrets.redact(completed.stdout), secrets.redact(completed.stderr)
+    )
+    if check and result.code != 0:
+        raise git_failed(args[0], cwd, result)
+    return result
 
 
-def git_failed(args: Sequence[str], cwd: Path, result: GitResult) -> HbenchError:
+def git_failed(subcommand: str, cwd: Path, result: GitResult) -> HbenchError:
     """The error for a failed command: its subcommand (never its arguments, which may hold
     a URL) and the end of git's own message, already redacted."""
     said = " ".join(line.strip() for line in result.stderr.strip().splitlines()[-6:])
-    message = f"git {args[0]} failed in {cwd} (exit {result.code}): {said or 'no message'}"
+    message = f"git {subcommand} failed in {cwd} (exit {result.code}): {said or 'no message'}"
     return HbenchError("datarepo-git-failed", message)
 
 

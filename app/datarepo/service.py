@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 
 from app.datarepo.checkout import Checkout
 from app.datarepo.git import Remote, TokenProvider
 from app.datarepo.lock import writer_lock
 from app.datarepo.outbox import DOORBELL
-from app.datarepo.repo_init import ensure_local_data_repository
 from app.datarepo.writer import Writer
 from app.db.session import Database
 from app.settings import Settings
@@ -27,10 +27,12 @@ STOP_TIMEOUT_SECONDS = 60.0
 
 
 def remote_for(settings: Settings, tokens: TokenProvider | None) -> Remote:
-    """The repository the writer pushes to. Local mode creates it on first use."""
+    """The repository the writer pushes to. In local mode, the writer's first round
+    creates it (`Checkout.ensure`)."""
     if settings.mode == "local":
-        ensure_local_data_repository(settings.data_repository_remote_dir)
-        return Remote(settings.data_repository_git_url)
+        return Remote(
+            settings.data_repository_git_url, local_dir=settings.data_repository_remote_dir
+        )
     if tokens is None:
         message = (
             "GitHub mode pushes to the data repository with the App's installation token, "
@@ -38,6 +40,16 @@ def remote_for(settings: Settings, tokens: TokenProvider | None) -> Remote:
         )
         raise HbenchError("datarepo-token-unavailable", message)
     return Remote(settings.data_repository_git_url, tokens)
+
+
+def prepare_local_data_repository(settings: Settings) -> Path:
+    """Local mode's data repository, made now if it doesn't exist yet: the bare
+    repository the writer pushes to, and the checkout the site reads. Returns the
+    checkout. The service's writer does this on its first round; the site and the
+    walkthrough call it to have something to read before then."""
+    checkout = Checkout(settings.data_repository_dir, remote_for(settings, None))
+    checkout.create()
+    return checkout.path
 
 
 def writer_for(

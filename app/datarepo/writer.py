@@ -96,14 +96,28 @@ class Writer:
         # The remote head whose history this writer has read trailers from; None until
         # the first batch, which reads back as far as the oldest pending entry.
         self._scanned: str | None = None
+        self._ready = False
+
+    def prepare(self) -> None:
+        """Make the checkout (and, in local mode, the repository) if they don't exist yet,
+        and clear what a killed git left in it."""
+        self.checkout.ensure()
+        self._ready = True
 
     def drain(self, stop: threading.Event | None = None) -> DrainReport:
         """Write batches until the outbox has nothing left to try (or `stop` is set)."""
-        self.checkout.ensure()
         report = DrainReport()
-        while stop is None or not stop.is_set():
-            if not self.write_batch(report):
-                break
+        try:
+            if not self._ready:
+                self.prepare()
+            while stop is None or not stop.is_set():
+                if not self.write_batch(report):
+                    break
+        except BaseException:
+            # A git killed by its timeout, say, may have left a lock: the next round
+            # checks the checkout again before using it.
+            self._ready = False
+            raise
         return report
 
     def write_batch(self, report: DrainReport | None = None) -> bool:

@@ -1,4 +1,5 @@
-"""The database's tables: accounts, API tokens, issued runs, private jobs and the outbox.
+"""The database's tables: accounts, API tokens, issued runs, private jobs, the outbox, and
+the GitHub App's webhook deliveries, used OIDC tokens and installations.
 
 The database holds private state only (DESIGN.md, "The three stores"); public state lives
 in the data repository, written through the outbox. The same models run on SQLite and
@@ -105,6 +106,7 @@ class JobStatus(enum.StrEnum):
     PUBLISHED = "published"
     WITHDRAWN = "withdrawn"
     DELETED = "deleted"
+    TAKEN_DOWN = "taken_down"  # by a maintainer, for a reason the audit log gives
 
 
 class Base(DeclarativeBase):
@@ -181,6 +183,9 @@ class IssuedRun(Base):
     expires_at: Mapped[datetime]
     # The verified GitHub Actions OIDC claims, for a run issued from a workflow.
     provenance: Mapped[dict[str, Any] | None]
+    # When its count on its board was enqueued (uploaded, expired or abandoned), so the
+    # maintenance task counts each run once (app/publish/maintenance.py).
+    counted_at: Mapped[datetime | None]
 
 
 class Job(Base):
@@ -220,6 +225,25 @@ class Job(Base):
     published_at: Mapped[datetime | None]
     withdrawn_at: Mapped[datetime | None]
     deleted_at: Mapped[datetime | None]
+    # When a maintainer took the job's run off its board (app/reports/), whatever its status.
+    taken_down_at: Mapped[datetime | None]
+    # When retention hid an unpublished job's files (app/publish/retention.py).
+    files_hidden_at: Mapped[datetime | None]
+
+
+class TrialPrint(Base):
+    """One trial of a job that counted (published, or uploaded as an issued run), as a
+    digest of its task, start, finish and token counts: how a copy of that job with its
+    id changed is recognised (`bench-published-before`) without reading every job."""
+
+    __tablename__ = "trial_prints"
+    __table_args__ = (Index("ix_trial_prints_digest", "digest"),)
+
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True
+    )
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    task: Mapped[str] = mapped_column(String(255))
 
 
 class OutboxEntry(Base):
@@ -247,3 +271,157 @@ Index(
     postgresql_where=OutboxEntry.applied_at.is_(None),
     sqlite_where=OutboxEntry.applied_at.is_(None),
 )
+
+
+# The GitHub App (app/github/): webhook deliveries taken in, OIDC tokens used, and where
+# the App is installed.
+
+
+class WebhookDelivery(Base):
+    """A webhook delivery already taken in, by its `X-GitHub-Delivery` id: a redelivery
+    carries the same id, and is ignored. Kept at least a week (GitHub redelivers only
+    deliveries of the past 3 days)."""
+
+    __tablename__ = "github_deliveries"
+    __table_args__ = (Index("ix_github_deliveries_received_at", "received_at"),)
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    event: Mapped[str] = mapped_column(String(64))
+    received_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class UsedOidcToken(Base):
+    """A GitHub Actions OIDC token already used, by its `jti`, kept until it expires:
+    each token issues one run, however often it is presented in its lifetime."""
+
+    __tablename__ = "oidc_used_tokens"
+    __table_args__ = (Index("ix_oidc_used_tokens_expires_at", "expires_at"),)
+
+    jti: Mapped[str] = mapped_column(String(255), primary_key=True)
+    expires_at: Mapped[datetime]
+    used_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class GitHubInstallation(Base):
+    """An installation of the App on a user's or an organisation's account, as its
+    `installation` webhook events told. Accounts are matched by their numeric id, which
+    survives renames and can't be taken over by whoever registers a freed login."""
+
+    __tablename__ = "github_installations"
+    __table_args__ = (Index("ix_github_installations_account_id", "account_id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    account_id: Mapped[int] = mapped_column(BigInteger)
+    account_login: Mapped[str] = mapped_column(String(LOGIN_LENGTH))
+    account_type: Mapped[str] = mapped_column(String(32))
+    repository_selection: Mapped[str] = mapped_column(String(16))  # "all" or "selected"
+    installed_by_id: Mapped[int | None] = mapped_column(BigInteger)
+    installed_by_login: Mapped[str | None] = mapped_column(String(LOGIN_LENGTH))
+    suspended_at: Mapped[datetime | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    repositories: Mapped[list[GitHubInstallationRepository]] = relationship(
+        cascade="all, delete-orphan", passive_deletes=True, lazy="selectin"
+    )
+
+
+class GitHubInstallationRepository(Base):
+    """A repository an installation with `selected` repositories covers."""
+
+    __tablename__ = "github_install_repos"
+    __table_args__ = (Index("ix_github_install_repos_repository_id", "repository_id"),)
+
+    installation_id: Mapped[int] = mapped_column(
+        BigInteger, ForeignKey("github_installations.id", ondelete="CASCADE"), primary_key=True
+    )
+    repository_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    full_name: Mapped[str] = mapped_column(String(140))
+
+
+# Reports, the runs API's records and rate-limit windows (app/reports/, app/v1/).
+
+
+class ReportStatus(enum.StrEnum):
+    OPEN = "open"
+    DISMISSED = "dismissed"
+    TAKEN_DOWN = "taken_down"
+
+
+class Report(Base):
+    """A signed-in person's report of a public run, for the maintainers' queue. Private:
+    who reported is never written to the data repository or to a log line."""
+
+    __tablename__ = "reports"
+    __table_args__ = (Index("ix_reports_status_created", "status", "created_at"),)
+
+    # The report's number, which the reporter is told.
+    id: Mapped[int] = mapped_column(BigIntegerKey, primary_key=True, autoincrement=True)
+    reporter_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id"))
+    entry: Mapped[str | None] = mapped_column(String(100))  # as the board shows it
+    run: Mapped[str | None] = mapped_column(String(64))  # the run number as given
+    job_ref: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id"))
+    board: Mapped[str | None] = mapped_column(String(200))
+    message: Mapped[str] = mapped_column(Text)
+    status: Mapped[ReportStatus] = mapped_column(
+        status_enum(ReportStatus, "report_status"), default=ReportStatus.OPEN
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    resolved_at: Mapped[datetime | None]
+    resolved_by_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("accounts.id"))
+    reason: Mapped[str | None] = mapped_column(String(32))
+    note: Mapped[str | None] = mapped_column(String(280))
+
+
+class ReproducedRunStatus(enum.StrEnum):
+    UPLOADED = "uploaded"
+    VALIDATED = "validated"
+    REJECTED = "rejected"
+
+
+class ReproducedRun(Base):
+    """A run record of the runs API (`/v1/runs`): a pushed summary, or a run published on
+    a board (then `validated`, and linked to its job so it is recorded once)."""
+
+    __tablename__ = "reproduced_runs"
+    __table_args__ = (
+        Index("ix_reproduced_runs_created", "created_at"),
+        Index("ix_reproduced_runs_benchmark_model", "benchmark_slug", "model_slug"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    benchmark_slug: Mapped[str] = mapped_column(String(100))
+    model: Mapped[str] = mapped_column(String(200))
+    model_slug: Mapped[str | None] = mapped_column(String(100))
+    harness: Mapped[str] = mapped_column(String(100))
+    task_count: Mapped[int]
+    n_attempts: Mapped[int]
+    score: Mapped[float]
+    metric: Mapped[str] = mapped_column(String(50))
+    tokens_used: Mapped[int | None] = mapped_column(BigInteger)
+    cost_usd: Mapped[float | None]
+    harbor_version: Mapped[str | None] = mapped_column(String(50))
+    cli_version: Mapped[str | None] = mapped_column(String(50))
+    results_hash: Mapped[str | None] = mapped_column(String(64))
+    task_rewards: Mapped[list[dict[str, Any]] | None]
+    notes: Mapped[str | None] = mapped_column(Text)
+    user_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("accounts.id"))
+    status: Mapped[ReproducedRunStatus] = mapped_column(
+        status_enum(ReproducedRunStatus, "reproduced_run_status"),
+        default=ReproducedRunStatus.UPLOADED,
+    )
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    job_ref: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id"), unique=True)
+
+
+class RateLimitHit(Base):
+    """One counted request in a rate-limit window: its bucket (an address's digest, or an
+    account) and when. A bucket's window is its hits of the last period; older ones are
+    pruned as the bucket is checked, so the table stays small."""
+
+    __tablename__ = "rate_limit_hits"
+    __table_args__ = (Index("ix_rate_limit_hits_bucket_at", "bucket", "at"),)
+
+    id: Mapped[int] = mapped_column(BigIntegerKey, primary_key=True, autoincrement=True)
+    bucket: Mapped[str] = mapped_column(String(100))
+    at: Mapped[datetime]

@@ -7,11 +7,13 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
 
+from markupsafe import Markup, escape
 from pydantic import JsonValue
 
 from app.site import page
 from app.site.boards import board_json
 from app.site.config import SiteConfig
+from app.site.format import iso, when
 from app.site.page import Page
 from app.site.source import SiteData
 from hbench.limits import MAX_FILES
@@ -61,14 +63,15 @@ def audit_pages(site: SiteData) -> Iterator[Page]:
         for month, events in months.items()
     ]
     links = _audit_links(site, newest)
+    latest = newest[:LATEST_EVENTS]
     yield Page(
         path=page.audit(),
         template="audit.html",
         title="Audit log",
         section="audit",
-        context={"months": summary, "events": newest[:LATEST_EVENTS], "links": links,
-                 "month": None},
-        data={"months": summary, "latest": _events_json(newest[:LATEST_EVENTS])},
+        context={"months": summary, "events": latest, "month": None,
+                 "event_rows": _event_rows(latest, links)},
+        data={"months": summary, "latest": _events_json(latest)},
     )  # fmt: skip
     for month, events in months.items():
         yield Page(
@@ -76,9 +79,10 @@ def audit_pages(site: SiteData) -> Iterator[Page]:
             template="audit.html",
             title=f"Audit log, {month}",
             section="audit",
-            context={"months": summary, "events": events, "links": links, "month": month},
+            context={"months": summary, "events": events, "month": month,
+                     "event_rows": _event_rows(events, links)},
             data={"month": month, "events": _events_json(events)},
-        )
+        )  # fmt: skip
 
 
 def limits_page(site: SiteData, config: SiteConfig) -> Page:
@@ -137,6 +141,29 @@ def _audit_links(site: SiteData, events: Sequence[AuditEvent]) -> dict[str, str]
         if event.run and layout.run_file(event.board, event.run) in site.files:
             links[f"{event.board}/{event.run}"] = page.run(event.board, event.run)
     return links
+
+
+def _event_rows(events: Sequence[AuditEvent], links: dict[str, str]) -> Markup:
+    """The audit table's rows, linking boards and runs (the audit pages sit one folder
+    below the root).
+
+    Written here rather than in the template: a busy month has thousands of events, and
+    the page is rendered again after every change.
+    """
+    rows = []
+    for e in events:
+        board = _linked(e.board, links.get(e.board))
+        run = _linked(e.run, links.get(f"{e.board}/{e.run}")) if e.run else ""
+        rows.append(
+            f'<tr><td data-sort="{iso(e.time)}"><time datetime="{iso(e.time)}">{when(e.time)}'
+            f"</time></td><td>{e.action.replace('_', ' ')}</td><td>{board}</td><td>{run}</td>"
+            f"<td>{e.reason or ''}</td><td>{escape(e.note or '')}</td></tr>"
+        )
+    return Markup("\n".join(rows))  # noqa: S704 - every value from the data is escaped
+
+
+def _linked(text: str, target: str | None) -> str:
+    return f'<a href="../{escape(target)}">{escape(text)}</a>' if target else str(escape(text))
 
 
 def _events_json(events: Sequence[AuditEvent]) -> list[JsonValue]:

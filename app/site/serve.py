@@ -11,6 +11,8 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
+from starlette.responses import PlainTextResponse
+from starlette.types import Receive, Scope, Send
 
 from app.site.build import BuildReport, build_site
 from app.site.config import SiteConfig
@@ -19,12 +21,25 @@ SITE_PATH = "/site"
 """Where the service serves the site; pages link relatively, so any path works."""
 
 
+class SiteFiles(StaticFiles):
+    """Static files that answer 404, not an error, while the folder is not built yet."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.directory is None or not Path(self.directory).is_dir():
+            await PlainTextResponse("the site is not built yet", status_code=404)(
+                scope, receive, send
+            )
+            return
+        await super().__call__(scope, receive, send)
+
+
 def site_files(folder: Path) -> StaticFiles:
     """The built folder as an ASGI app: `index.html` for a folder's address, 404 else.
 
-    The folder may not exist yet (no build has run): requests answer 404 until it does.
+    The folder need not exist yet: requests answer 404 until the first build. (Creating
+    it here would create the state directory before the service sets its private mode.)
     """
-    return StaticFiles(directory=folder, html=True, check_dir=False)
+    return SiteFiles(directory=folder, html=True, check_dir=False)
 
 
 def mount_site(app: FastAPI, folder: Path, path: str = SITE_PATH) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from hbench import __version__
-from hbench.cli import jobs, registry, runs
+from hbench.cli import bench, jobs, push, registry, runs
 from hbench.cli.run import run
 
 app = typer.Typer(
@@ -20,6 +20,8 @@ app.command(
 app.add_typer(jobs.app, name="jobs")
 app.add_typer(registry.app, name="registry")
 app.add_typer(runs.app, name="runs")
+app.add_typer(bench.app, name="bench")
+app.command("push")(push.push_command)
 
 
 def _version(value: bool) -> None:

@@ -51,11 +51,12 @@ class PackResult:
         return self.unpacked_size > UNPACKED_MAX_BYTES
 
 
-def pack(job_dir: Path, out: BinaryIO) -> PackResult:
+def pack(job_dir: Path, out: BinaryIO, *, compresslevel: int = GZIP_LEVEL) -> PackResult:
     """Write a deterministic `.tar.gz` of `job_dir` to `out`, whose top entry is the folder's name.
 
     The folder is checked before a byte is written: any link or special file raises
-    `pack-unsafe-file`, naming every one.
+    `pack-unsafe-file`, naming every one. The same files at the same `compresslevel` give
+    the same bytes.
     """
     if not job_dir.is_dir():
         raise HbenchError("job-not-found", f"{job_dir} is not a folder")
@@ -73,7 +74,7 @@ def pack(job_dir: Path, out: BinaryIO) -> PackResult:
     # mtime=0 and no file name keep the gzip header free of when and where it was made.
     with (
         gzip.GzipFile(
-            fileobj=sink, mode="wb", mtime=0, filename="", compresslevel=GZIP_LEVEL
+            fileobj=sink, mode="wb", mtime=0, filename="", compresslevel=compresslevel
         ) as zipped,
         tarfile.TarFile(
             fileobj=zipped,

@@ -18,7 +18,9 @@ RunStatus = Literal["public", "withdrawn", "taken_down"]
 TakeDownReason = Literal[
     "score-cannot-be-right", "breaks-terms", "imitates-known-dataset", "owner-request"
 ]
-AuditAction = Literal["publish", "withdraw", "take_down", "open_board", "count_issued"]
+AuditAction = Literal[
+    "publish", "withdraw", "take_down", "open_board", "count_issued", "delete_files"
+]
 
 
 class RunEntry(Record):
@@ -55,8 +57,24 @@ class Provenance(Record):
     runner: str | None = Field(default=None, description="`github-hosted` or `self-hosted`.")
 
 
+class TrialTiming(Record):
+    """One trial of a published run, for its page: when it ran and what it used."""
+
+    task: str
+    attempt: int = Field(ge=1, description="The trial's attempt at its task, by start time.")
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    input_tokens: int | None = Field(default=None, ge=0)
+    cached_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+
+
 class PublishedRun(Record):
-    """One published run, in `boards/<board>/runs/<id>.json`."""
+    """One published run, in `boards/<board>/runs/<id>.json`.
+
+    The fields after `take_down_reason` came later, for the run's page; they have
+    defaults, so files written before them still parse.
+    """
 
     id: RunId
     board: Slug
@@ -78,6 +96,19 @@ class PublishedRun(Record):
     status: RunStatus = "public"
     status_changed_at: datetime | None = None
     take_down_reason: TakeDownReason | None = None
+    manifest_digest: str | None = Field(
+        default=None, description="The sealed manifest's digest: which exact files ran."
+    )
+    redactions: dict[str, int] = Field(
+        default_factory=dict, description="File path to values replaced with [REDACTED]."
+    )
+    trials: list[TrialTiming] = Field(default_factory=list)
+    config: dict[str, JsonValue] = Field(
+        default_factory=dict, description="The job's settings that differ from Harbor's defaults."
+    )
+    download: str | None = Field(
+        default=None, description="The service path of the redacted job's archive."
+    )
 
 
 class IssuedRuns(Record):

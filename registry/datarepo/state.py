@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from types import MappingProxyType
 
 from hbench.errors import HbenchError
@@ -73,10 +74,18 @@ class Change:
 
 
 def registry_of(state: RepoState) -> Registry:
-    """The registry held in the data repository's `registry/` folder."""
+    """The registry held in the data repository's `registry/` folder (shared between
+    states with the same registry files: treat it as read-only)."""
     prefix = layout.REGISTRY + "/"
-    files = {p[len(prefix) :]: t for p, t in state.files.items() if p.startswith(prefix)}
-    registry, problems = parse_registry(files)
+    files = frozenset((p[len(prefix) :], t) for p, t in state.files.items() if p.startswith(prefix))
+    return _parsed_registry(files)
+
+
+# Every change reads the registry, and a batch of changes (the data-repo writer's) holds
+# the same registry files throughout: parse them once, not once per change.
+@lru_cache(maxsize=4)
+def _parsed_registry(files: frozenset[tuple[str, str]]) -> Registry:
+    registry, problems = parse_registry(dict(files))
     if problems:
         raise HbenchError.from_problems(problems)
     return registry
@@ -167,7 +176,10 @@ def record_audit_event(state: RepoState, event: AuditEvent) -> RepoState:
     """Append one line to the month's audit log, unless its change is there already."""
     path = layout.audit_file(event.time)
     text = state.get(path) or ""
-    if any(json.loads(line).get("change") == event.change for line in text.splitlines()):
+    # Only lines holding the id's text are parsed: a month's log grows with every change,
+    # and parsing all of it for each new line would make a month quadratic.
+    lines = (line for line in text.splitlines() if event.change in line)
+    if any(json.loads(line).get("change") == event.change for line in lines):
         return state
     return state.put({path: text + canonical(event.to_json_dict()) + "\n"})
 

@@ -145,6 +145,8 @@ GITHUB = {
     "github_client_id": "Iv1.0123456789abcdef",
     "github_client_secret": "an-oauth-client-secret-value",
     "data_repository": "hbench/data",
+    "public_url": "https://hbench.example",
+    "session_secret": "a-session-secret-of-some-length",
 }
 
 

@@ -12,6 +12,12 @@ from app.db.models import Base
 from app.db.session import make_engine
 
 TABLES = {"accounts", "api_tokens", "issued_runs", "jobs", "outbox"}
+# The GitHub App's (app/github/).
+TABLES |= {"github_deliveries", "oidc_used_tokens", "github_installations", "github_install_repos"}
+# Reports, the runs API's records and rate-limit windows (app/reports/, app/v1/).
+TABLES |= {"reports", "reproduced_runs", "rate_limit_hits"}
+# Publishing (app/publish/).
+TABLES |= {"trial_prints"}
 # SQLite's reflection can't read an index on an expression (`lower(login)`), so comparing
 # the schema skips that one there, with a warning; PostgreSQL compares it, and
 # test_models holds it to its purpose on both.

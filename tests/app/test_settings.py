@@ -109,7 +109,7 @@ def test_github_mode_refuses_to_start_without_a_webhook_secret() -> None:
 def test_github_mode_lists_everything_it_lacks() -> None:
     error = refusal(mode="github")
     missing = [p.message for p in error.problems if p.code == "settings-missing"]
-    assert len(missing) == 6
+    assert len(missing) == 8
     assert all(m.startswith("GitHub mode needs HBENCH_") for m in missing)
 
 

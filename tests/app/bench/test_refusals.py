@@ -144,6 +144,7 @@ CASES: dict[str, Case] = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_a_job_failing_a_rule_is_refused_and_nothing_is_stored(
     name: str,
+    *,
     client: TestClient,
     db: Session,
     settings: Settings,
@@ -173,6 +174,7 @@ def test_a_job_failing_a_rule_is_refused_and_nothing_is_stored(
 
 def test_every_failure_is_listed_not_only_the_first(
     client: TestClient,
+    *,
     db: Session,
     settings: Settings,
     make_token: TokenFactory,

@@ -31,6 +31,7 @@ def stored_files(settings: Settings, key: str) -> dict[str, bytes]:
 
 def test_a_real_job_is_checked_and_kept_privately(
     client: TestClient,
+    *,
     db: Session,
     settings: Settings,
     make_token: TokenFactory,

@@ -32,7 +32,8 @@ from registry.datarepo.state import recompute_all
 from .conftest import make_run, open_change, opened_board, outbox_rows, remote_state, trailers
 
 PUBLISHES = 200
-KILLS = 6
+KILLS = 6  # at most; the writer may finish its work before the last ones
+MIN_KILLS = 3
 MAX_RUNS = 20
 
 
@@ -76,9 +77,8 @@ def test_a_writer_killed_at_random_points_loses_and_doubles_nothing(
     }
     log = tmp_path / "writer.log"
     kills: list[int] = []  # how many entries were applied at each kill
-    runs = 0
-    while runs < MAX_RUNS:
-        runs += 1
+    drained = False
+    for _ in range(MAX_RUNS):
         with log.open("a") as out:
             # A session of its own, so the kill takes the writer's git processes too, as
             # a crash of its machine or container would.
@@ -91,9 +91,10 @@ def test_a_writer_killed_at_random_points_loses_and_doubles_nothing(
             continue
         code = writer.wait(120)
         if code == 0 and applied_count(database) == len(ids):
+            drained = True
             break
     context = f"seed {seed}, kills after {kills} applied, log:\n{log.read_text()[-3000:]}"
-    assert len(kills) == KILLS and runs <= MAX_RUNS, context
+    assert drained and len(kills) >= MIN_KILLS, context
 
     rows = outbox_rows(database)
     assert all(row.applied_at is not None and row.last_error is None for row in rows), context
@@ -129,13 +130,13 @@ def _killed(writer: subprocess.Popen[bytes], database: Database, rng: random.Ran
     """
     start = applied_count(database)
     if rng.random() < 0.5:
-        deadline = time.monotonic() + rng.uniform(0.5, 3.0)
+        deadline = time.monotonic() + rng.uniform(0.3, 2.5)
         while time.monotonic() < deadline and writer.poll() is None:
             time.sleep(0.01)
     else:
         while writer.poll() is None and applied_count(database) == start:
             time.sleep(0.02)
-        time.sleep(rng.uniform(0, 0.4))
+        time.sleep(rng.uniform(0, 0.25))
     if writer.poll() is not None:
         return False
     os.killpg(writer.pid, signal.SIGKILL)

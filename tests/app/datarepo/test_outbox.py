@@ -11,7 +11,7 @@ from app.datarepo.outbox import DOORBELL, enqueue, entry_change_id, mark_landed,
 from app.db.models import Account, utcnow
 from app.db.session import Database
 
-from .conftest import T0, make_run, outbox_rows, publish
+from .conftest import T0, outbox_rows, publish
 
 
 def test_a_change_commits_with_the_transaction_that_caused_it(database: Database) -> None:
@@ -68,7 +68,7 @@ def test_pending_entries_come_oldest_first_and_skip_given_up_ones(db: Session) -
 
 
 def test_only_an_exact_change_id_marks_an_entry_landed(db: Session) -> None:
-    entry = enqueue(db, publish(1, job_id=make_run(1).job_id))
+    entry = enqueue(db, publish(1))
     db.commit()
     other_database = change_id(entry.id, T0)  # the same row number, another outbox's time
     assert mark_landed(db, {other_database, "not-ours"}, at=utcnow()) == []

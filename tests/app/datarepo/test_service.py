@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from app.cli import app as cli
 from app.datarepo.lock import writer_lock
 from app.datarepo.outbox import enqueue, entry_change_id
+from app.datarepo.service import prepare_local_data_repository
 from app.db.session import Database
 from app.main import create_app
 from app.settings import Settings
@@ -53,10 +54,10 @@ def test_the_service_starts_a_local_data_repository_and_writes_it_in_the_backgro
     )
     remote = settings.data_repository_remote_dir
     with local_client(settings):
-        assert (remote / "HEAD").is_file()  # created on first start
-        assert "registry/boards/hbench-demo.json" in remote_state(remote).files
+        # Made on first start, in the writer's thread so that start-up doesn't wait.
         checkout = settings.data_repository_dir
         assert wait_for((checkout / "registry").is_dir)  # the writer's clone
+        assert "registry/boards/hbench-demo.json" in remote_state(remote).files
         with database.session() as session:
             change = entry_change_id(enqueue(session, publish(1)))
             session.commit()
@@ -101,3 +102,12 @@ def test_data_repo_write_has_help() -> None:
     for command in (["data-repo"], ["data-repo", "write"]):
         result = runner.invoke(cli, [*command, "--help"])
         assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_the_local_data_repository_can_be_made_before_the_writer_runs(tmp_path: Path) -> None:
+    settings = Settings(state_dir=tmp_path / "state")
+    checkout = prepare_local_data_repository(settings)
+    assert checkout == settings.data_repository_dir
+    assert (checkout / "registry" / "boards" / "hbench-demo.json").is_file()
+    assert prepare_local_data_repository(settings) == checkout  # made once
+    assert trailers(settings.data_repository_remote_dir) == {}

@@ -191,6 +191,7 @@ def test_what_a_crash_left_in_the_checkout_is_thrown_away(
     )  # fmt: skip
     (checkout / "stray.txt").write_text("left behind")
     (checkout / ".git/index.lock").write_text("")
+    (tmp_path / ".checkout.clone-x1y2/checkout/.git").mkdir(parents=True)  # a clone cut short
 
     changes = enqueue_all(database, [publish(2)])
     make_writer().drain()
@@ -200,6 +201,7 @@ def test_what_a_crash_left_in_the_checkout_is_thrown_away(
     assert "never pushed" not in git(remote, "log", "--format=%s", "main")
     assert trailers(remote)[changes[0]] == 1
     assert not (checkout / "stray.txt").exists()
+    assert not (tmp_path / ".checkout.clone-x1y2").exists()
 
 
 class Interfering(Checkout):

@@ -3,8 +3,8 @@ their range, and every chart names and describes itself."""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
 import itertools
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 
 from hypothesis import given

@@ -1,0 +1,15 @@
+"""The GitHub App: the client behind `GitHubPort`, webhooks and the bot's behaviours,
+sign-in with GitHub, and GitHub Actions OIDC tokens.
+
+- `models.py`: the values the App speaks (repositories, users, comments, installations).
+- `client.py`: `GitHubPort`, the narrow interface to GitHub, and its githubkit client.
+- `webhooks.py`: `POST /api/github/webhooks`, verified at the edge, then dispatched.
+- `routing.py`: the event router each behaviour owns; `behaviours.py` joins them.
+- `events.py`: the few payload fields the behaviours read, as lenient models.
+- `installations.py`: the installation events, recorded; which account a repository maps to.
+- `commands.py`: the pure parser of `/hbench …` comment commands.
+- `comments.py`: the comment-command behaviour: reactions, one reply per thread.
+- `jobs.py`, `permissions.py`: the jobs a comment may name, and who may act on them.
+- `oidc.py`: verifying GitHub Actions OIDC tokens, as PyPI does.
+- `sessions.py`, `oauth.py`: the sign-in cookie, cross-site request checks, the OAuth flow.
+"""

@@ -1,0 +1,8 @@
+"""The bot's behaviours, joined in one place: each module owns its router."""
+
+from __future__ import annotations
+
+from app.github import comments, installations
+from app.github.routing import EventRouter
+
+BEHAVIOURS = EventRouter(installations.router, comments.router)

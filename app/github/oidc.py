@@ -1,0 +1,414 @@
+"""Verifying GitHub Actions OIDC tokens, as PyPI's trusted publishing does
+(pypi/warehouse `warehouse/oidc/`).
+
+A workflow job with `permissions: id-token: write` asks GitHub for a token whose audience
+is this service's URL, and sends it in place of an API token. The service checks, in
+order: the RS256 signature against the issuer's published keys (cached by `kid`, fetched
+again when an unknown `kid` shows up, at most once a minute), then every registered claim
+(issuer, exactly our audience, expiry and issue time with 30 s of leeway), then the
+GitHub claims it records, then the trusted workflows. Every failure of a table is
+reported, not only the first. Last, `consume_jti` records the token's `jti` in the
+caller's transaction, so one token issues one run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Annotated, Any, Protocol, TypeGuard
+
+import httpx
+import jwt
+from fastapi import Depends, Request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from app.db.models import UsedOidcToken, utcnow
+from app.dependencies import SettingsDep
+from app.settings import REPOSITORY_PATTERN
+from hbench.errors import HbenchError, Problem
+
+log = logging.getLogger(__name__)
+
+ALGORITHMS = ["RS256"]
+LEEWAY = timedelta(seconds=30)
+REFRESH_COOLDOWN_SECONDS = 60.0
+FETCH_TIMEOUT_SECONDS = 10.0
+WORKFLOW_REF = re.compile(r"^[^/@\s]+/[^/@\s]+/\.github/workflows/[^@\s]+\.ya?ml@\S+$")
+
+
+class JwksSource(Protocol):
+    """Where the issuer's signing keys come from: its JWKS document."""
+
+    async def fetch_jwks(self) -> dict[str, Any]:
+        """The issuer's current key set, `{"keys": [...]}`; raises on failure."""
+        ...
+
+
+class HttpJwksSource:
+    """The keys an OIDC issuer publishes: its discovery document names the JWKS URL."""
+
+    def __init__(self, issuer: str, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.issuer = issuer
+        self._transport = transport
+
+    async def fetch_jwks(self) -> dict[str, Any]:
+        async with httpx.AsyncClient(
+            transport=self._transport, timeout=FETCH_TIMEOUT_SECONDS
+        ) as client:
+            answer = await client.get(f"{self.issuer}/.well-known/openid-configuration")
+            discovery = answer.raise_for_status().json()
+            if discovery.get("issuer") != self.issuer:
+                raise ValueError(f"the discovery document names issuer {discovery.get('issuer')}")
+            keys: dict[str, Any] = (
+                (await client.get(str(discovery["jwks_uri"]))).raise_for_status().json()
+            )
+        return keys
+
+
+class JwksCache:
+    """The issuer's keys by `kid`. An unknown `kid` fetches the keys again, unless they
+    were fetched less than `cooldown` seconds ago (so a flood of forged `kid`s can't make
+    the service hammer the issuer); a failed or empty fetch keeps the keys it had."""
+
+    def __init__(
+        self,
+        source: JwksSource,
+        *,
+        cooldown: float = REFRESH_COOLDOWN_SECONDS,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.source = source
+        self.cooldown = cooldown
+        self._monotonic = monotonic
+        self._keys: dict[str, jwt.PyJWK] = {}
+        self._fetched_at: float | None = None
+        self._lock = asyncio.Lock()
+
+    async def key(self, kid: str) -> jwt.PyJWK:
+        """The key with this id, fetching the key set once more if it is unknown."""
+        if kid in self._keys:
+            return self._keys[kid]
+        async with self._lock:
+            if kid not in self._keys and self._may_refresh():
+                await self._refresh()
+        if kid not in self._keys:
+            raise HbenchError(
+                "oidc-key-unknown",
+                f"the token was signed with key {kid!r}, which the issuer does not publish",
+            )
+        return self._keys[kid]
+
+    def _may_refresh(self) -> bool:
+        if self._fetched_at is None:
+            return True
+        return self._monotonic() - self._fetched_at >= self.cooldown
+
+    async def _refresh(self) -> None:
+        self._fetched_at = self._monotonic()
+        try:
+            document = await self.source.fetch_jwks()
+        except (httpx.HTTPError, ValueError, KeyError) as error:
+            log.warning("could not fetch the OIDC issuer's keys: %s", error)
+            if not self._keys:
+                raise HbenchError(
+                    "oidc-issuer-unavailable",
+                    "the OIDC issuer's keys could not be fetched; try again in a minute",
+                ) from None
+            return
+        keys = parse_jwks(document)
+        if keys:
+            self._keys = keys
+
+
+def parse_jwks(document: dict[str, Any]) -> dict[str, jwt.PyJWK]:
+    """The RS256 signing keys of a JWKS document, by `kid`; others are skipped."""
+    keys: dict[str, jwt.PyJWK] = {}
+    entries = document.get("keys")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or entry.get("kty") != "RSA" or "kid" not in entry:
+            continue
+        if entry.get("use", "sig") != "sig":
+            continue
+        try:
+            keys[str(entry["kid"])] = jwt.PyJWK(entry, algorithm="RS256")
+        except jwt.PyJWTError:
+            log.warning("skipped an unreadable key in the OIDC issuer's JWKS")
+    return keys
+
+
+class ActionsClaims(BaseModel):
+    """The claims of a verified GitHub Actions OIDC token that hbench uses."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    iss: str
+    aud: str
+    sub: str = Field(min_length=1)
+    jti: str = Field(min_length=1, max_length=255)
+    iat: int
+    exp: int
+    nbf: int | None = None
+    repository: str = Field(pattern=REPOSITORY_PATTERN)
+    repository_id: int = Field(gt=0)
+    repository_owner: str = Field(min_length=1)
+    repository_owner_id: int = Field(gt=0)
+    workflow_ref: str = Field(pattern=WORKFLOW_REF.pattern)
+    job_workflow_ref: str = Field(pattern=WORKFLOW_REF.pattern)
+    ref: str = Field(min_length=1)
+    sha: str = Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+    run_id: int = Field(gt=0)
+    run_attempt: int = Field(gt=0)
+    runner_environment: str = Field(min_length=1)
+    event_name: str = Field(min_length=1)
+    actor: str = Field(min_length=1)
+    actor_id: int = Field(gt=0)
+    environment: str | None = None
+
+    def provenance(self) -> dict[str, Any]:
+        """What an issued run records of the workflow that asked for it."""
+        return {
+            "issuer": self.iss,
+            "repository": self.repository,
+            "repository_id": self.repository_id,
+            "repository_owner": self.repository_owner,
+            "repository_owner_id": self.repository_owner_id,
+            "workflow_ref": self.workflow_ref,
+            "job_workflow_ref": self.job_workflow_ref,
+            "ref": self.ref,
+            "sha": self.sha,
+            "run_id": self.run_id,
+            "run_attempt": self.run_attempt,
+            "runner_environment": self.runner_environment,
+            "event_name": self.event_name,
+            "actor": self.actor,
+            "actor_id": self.actor_id,
+            "environment": self.environment,
+        }
+
+
+class OidcVerifier:
+    """Verifies tokens from one issuer for one audience; keeps the issuer's keys."""
+
+    def __init__(
+        self,
+        *,
+        issuer: str,
+        audience: str,
+        keys: JwksCache,
+        trusted_workflow_refs: Sequence[str] = (),
+        leeway: timedelta = LEEWAY,
+    ) -> None:
+        self.issuer = issuer
+        self.audience = audience
+        self.keys = keys
+        self.trusted_workflow_refs = tuple(trusted_workflow_refs)
+        self.leeway = leeway
+
+    async def verify(self, token: str, now: datetime | None = None) -> ActionsClaims:
+        """The token's claims, or the refusal listing what is wrong with it. Records
+        nothing: call `consume_jti` in the transaction that acts on the token."""
+        kid = signing_key_id(token)
+        key = await self.keys.key(kid)
+        try:
+            payload: dict[str, Any] = jwt.decode(
+                token,
+                key,
+                algorithms=ALGORITHMS,
+                # The signature only: the claims are checked below, every one of them.
+                options={
+                    "verify_exp": False,
+                    "verify_nbf": False,
+                    "verify_iat": False,
+                    "verify_aud": False,
+                    "verify_iss": False,
+                },
+            )
+        except jwt.InvalidSignatureError:
+            raise HbenchError(
+                "oidc-signature-invalid", "the token's signature does not match the issuer's key"
+            ) from None
+        except jwt.PyJWTError as error:
+            raise HbenchError("oidc-token-invalid", f"the token can't be read: {error}") from None
+        moment = (now or utcnow()).timestamp()
+        refuse(registered_claim_problems(payload, self.issuer, self.audience, moment, self.leeway))
+        claims = parse_claims(payload)
+        refuse(consistency_problems(claims))
+        refuse(workflow_problems(claims, self.trusted_workflow_refs))
+        return claims
+
+
+def signing_key_id(token: str) -> str:
+    """The `kid` of a token's header, which must name RS256."""
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.PyJWTError as error:
+        raise HbenchError("oidc-token-invalid", f"the token can't be read: {error}") from None
+    if header.get("alg") not in ALGORITHMS:
+        raise HbenchError(
+            "oidc-token-invalid", f"the token is signed with {header.get('alg')!r}, not RS256"
+        )
+    kid = header.get("kid")
+    if not isinstance(kid, str) or not kid:
+        raise HbenchError("oidc-token-invalid", "the token's header names no key (`kid`)")
+    return kid
+
+
+def registered_claim_problems(
+    payload: dict[str, Any], issuer: str, audience: str, now: float, leeway: timedelta
+) -> list[Problem]:
+    """Issuer, audience (exactly ours, not a list holding it), expiry and issue time."""
+    slack = leeway.total_seconds()
+    problems = []
+    if payload.get("iss") != issuer:
+        problems.append(
+            Problem(
+                "oidc-issuer-mismatch",
+                f"the token was issued by {payload.get('iss')!r}, not {issuer}",
+                "claims.iss",
+            )
+        )
+    if payload.get("aud") != audience:
+        problems.append(
+            Problem(
+                "oidc-audience-mismatch",
+                f"the token is for {payload.get('aud')!r}, not this service ({audience}); "
+                f"request it with audience={audience}",
+                "claims.aud",
+            )
+        )
+    exp, iat, nbf = payload.get("exp"), payload.get("iat"), payload.get("nbf")
+    if not is_number(exp) or not is_number(iat):
+        problems.append(
+            Problem("oidc-claims-invalid", "the token lacks a numeric exp or iat", "claims.exp")
+        )
+    elif now > exp + slack:
+        problems.append(
+            Problem("oidc-token-expired", "the token has expired; request a new one", "claims.exp")
+        )
+    if (is_number(iat) and iat > now + slack) or (is_number(nbf) and nbf > now + slack):
+        problems.append(
+            Problem(
+                "oidc-token-not-yet-valid",
+                "the token is not valid yet; check the runner's clock",
+                "claims.iat",
+            )
+        )
+    return problems
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def parse_claims(payload: dict[str, Any]) -> ActionsClaims:
+    try:
+        return ActionsClaims.model_validate(payload)
+    except ValidationError as error:
+        raise HbenchError.from_problems(
+            [
+                Problem(
+                    "oidc-claims-invalid",
+                    f"claim {'.'.join(str(p) for p in item['loc'])}: {item['msg']}",
+                    "claims." + ".".join(str(p) for p in item["loc"]),
+                )
+                for item in error.errors()
+            ]
+        ) from None
+
+
+def consistency_problems(claims: ActionsClaims) -> list[Problem]:
+    """The claims must describe one repository: `sub`, the owner and the calling
+    workflow all name the same one (GitHub compares names without case)."""
+    repository = claims.repository.lower()
+    checks = [
+        (
+            claims.sub.lower().startswith(f"repo:{repository}:"),
+            f"sub {claims.sub!r} is not about {claims.repository}",
+            "claims.sub",
+        ),
+        (
+            repository.split("/")[0] == claims.repository_owner.lower(),
+            f"repository_owner {claims.repository_owner!r} does not own {claims.repository}",
+            "claims.repository_owner",
+        ),
+        (
+            claims.workflow_ref.lower().startswith(f"{repository}/"),
+            f"workflow_ref {claims.workflow_ref!r} is not in {claims.repository}",
+            "claims.workflow_ref",
+        ),
+    ]
+    return [Problem("oidc-claims-invalid", message, path) for ok, message, path in checks if not ok]
+
+
+def workflow_problems(claims: ActionsClaims, trusted: Sequence[str]) -> list[Problem]:
+    """With trusted workflows configured, the job must run one of them."""
+    if not trusted or any(fnmatch.fnmatchcase(claims.job_workflow_ref, p) for p in trusted):
+        return []
+    return [
+        Problem(
+            "oidc-workflow-untrusted",
+            f"the job runs {claims.job_workflow_ref}, which is not one of the workflows this "
+            f"service trusts ({', '.join(trusted)})",
+            "claims.job_workflow_ref",
+        )
+    ]
+
+
+def refuse(problems: list[Problem]) -> None:
+    if problems:
+        raise HbenchError.from_problems(problems)
+
+
+def consume_jti(session: Session, claims: ActionsClaims, now: datetime | None = None) -> None:
+    """Record the token's `jti` as used, in the session's transaction (the caller commits
+    it with what the token was used for); refuse a token used before. Tokens past their
+    expiry are forgotten: they can't pass `verify` any more. When two requests race with
+    one token, the loser's transaction is rolled back as it is refused."""
+    moment = now or utcnow()
+    session.execute(delete(UsedOidcToken).where(UsedOidcToken.expires_at < moment))
+    reused = HbenchError(
+        "oidc-token-reused",
+        "this OIDC token was used before; each token issues one run, so request a new one",
+    )
+    if session.scalar(select(UsedOidcToken.jti).where(UsedOidcToken.jti == claims.jti)):
+        raise reused
+    expires = datetime.fromtimestamp(claims.exp, moment.tzinfo) + LEEWAY
+    session.add(UsedOidcToken(jti=claims.jti, expires_at=expires, used_at=moment))
+    try:
+        session.flush()
+    except IntegrityError:
+        # Another request recorded it between our look-up and our insert.
+        session.rollback()
+        raise reused from None
+
+
+def get_oidc_verifier(request: Request, settings: SettingsDep) -> OidcVerifier:
+    """The app's verifier, made on first use and kept: it holds the issuer's keys.
+    A FastAPI dependency: tests override it with one reading the fake issuer."""
+    verifier = getattr(request.app.state, "oidc_verifier", None)
+    if isinstance(verifier, OidcVerifier):
+        return verifier
+    if settings.public_url is None:
+        raise HbenchError(
+            "github-not-configured",
+            "OIDC tokens need the service's public URL as their audience: set HBENCH_PUBLIC_URL",
+        )
+    verifier = OidcVerifier(
+        issuer=settings.oidc_issuer,
+        audience=settings.public_url,
+        keys=JwksCache(HttpJwksSource(settings.oidc_issuer)),
+        trusted_workflow_refs=settings.trusted_workflow_refs,
+    )
+    request.app.state.oidc_verifier = verifier
+    return verifier
+
+
+OidcVerifierDep = Annotated[OidcVerifier, Depends(get_oidc_verifier)]

@@ -1,0 +1,1 @@
+"""Publishing, withdrawing and deleting jobs, issued runs' counts, and retention."""

@@ -1,0 +1,73 @@
+"""`hbench-app maintenance run`: the periodic task from the command line.
+
+`--once` runs one round and exits, for cron; without it the task repeats every
+`HBENCH_MAINTENANCE_INTERVAL` in the foreground. The service runs the same task itself.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from app.blobs import LocalBlobStore
+from app.db.migrate import upgrade
+from app.db.models import utcnow
+from app.db.session import Database
+from app.publish.maintenance import MaintenanceReport, run_maintenance
+from app.publish.retention import Policy
+from app.settings import Settings, load_settings
+from hbench.cli.output import handled
+
+maintenance = typer.Typer(help="Count issued runs, hide and purge job files.", no_args_is_help=True)
+
+
+@maintenance.callback()
+def _group() -> None:
+    # A group, even with one command, so `run` reads the same as `data-repo write`.
+    pass
+
+
+@maintenance.command("run")
+def run(
+    once: Annotated[bool, typer.Option("--once", help="Run one round, then exit.")] = False,
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--state-dir",
+            help="The service's state directory (default: $HBENCH_STATE_DIR or ./.state).",
+            file_okay=False,
+        ),
+    ] = None,
+) -> None:
+    """Count issued runs that stopped waiting on their boards, hide the files of jobs past
+    their publish window, purge deleted jobs' files, and sweep orphan archives."""
+    with handled():
+        settings = load_settings(**({"state_dir": state_dir} if state_dir else {}))
+        settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        database = Database(settings.effective_database_url)
+        try:
+            upgrade(database.engine)
+            while True:
+                _round(settings, database)
+                if once:
+                    return
+                time.sleep(settings.maintenance_interval.total_seconds())
+        except KeyboardInterrupt:
+            return
+        finally:
+            database.dispose()
+
+
+def _round(settings: Settings, database: Database) -> MaintenanceReport:
+    policy = Policy(settings.publish_window, settings.deleted_files_retention)
+    blobs = LocalBlobStore(settings.blob_dir)
+    report = run_maintenance(database, blobs, now=utcnow(), policy=policy)
+    typer.echo(
+        f"Counted {report.counted} issued runs; hid the files of {report.hidden} jobs; "
+        f"purged {report.purged} deleted jobs' files and {report.orphans} orphan archives.",
+        err=True,
+    )
+    return report

@@ -1,0 +1,137 @@
+"""The public run record a published job becomes: pure, from what its upload stored.
+
+`published_run` builds the `PublishedRun` the data repository keeps
+(`registry.datarepo.models`), from the job's stored summary (`app.checks.summary`), its
+fingerprint and redaction counts, the board and entry publishing chose, and where the
+run came from. Nothing secret is in it: the summary was built from the redacted files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from registry.datarepo.models import (
+    Provenance,
+    PublishedRun,
+    RunEntry,
+    RunUsage,
+    TrialTiming,
+)
+from registry.placement import EntrySettings
+
+DOWNLOAD_PATH = "/api/bench/jobs/{id}/download"
+RUNNER_KINDS = {"github-hosted", "self-hosted"}
+
+
+def run_id_of(job_row_id: object) -> str:
+    """A published run's id: its job's id on hbench, so Your bench and the board agree."""
+    return str(job_row_id)
+
+
+def download_path(job_row_id: object) -> str:
+    return DOWNLOAD_PATH.format(id=job_row_id)
+
+
+def published_run(
+    summary: Mapping[str, Any],
+    *,
+    run_id: str,
+    board: str,
+    entry: RunEntry,
+    issued: bool,
+    provenance: Provenance,
+    published_at: datetime,
+    fingerprint: Mapping[str, Any] | None,
+    redactions: Mapping[str, int],
+) -> PublishedRun:
+    """The job as its board and its run page show it."""
+    usage = summary.get("usage") or {}
+    agent = summary.get("agent") or {}
+    return PublishedRun(
+        id=run_id,
+        board=board,
+        entry=entry,
+        job_id=str(summary["job_id"]),
+        issued=issued,
+        model=summary.get("model"),
+        agent_version=agent.get("version"),
+        n_attempts=summary["n_attempts"],
+        results=summary["results"],
+        usage=RunUsage(
+            input_tokens=usage.get("input_tokens"),
+            cached_tokens=usage.get("cached_tokens"),
+            output_tokens=usage.get("output_tokens"),
+            cost_usd=usage.get("cost_usd"),
+        ),
+        harbor_version=summary.get("harbor_version"),
+        hbench_version=summary.get("hbench_version"),
+        provenance=provenance,
+        published_at=published_at,
+        manifest_digest=summary.get("manifest_digest"),
+        redactions=dict(redactions),
+        trials=trial_timings(fingerprint),
+        config=dict(summary.get("comparability") or {}),
+        download=download_path(run_id),
+    )
+
+
+def entry_settings(summary: Mapping[str, Any]) -> EntrySettings:
+    """What the job's entry stands for, as the upload recorded it."""
+    stored = summary.get("entry_settings")
+    if stored:
+        return EntrySettings.model_validate(stored)
+    agent = summary.get("agent") or {}
+    return EntrySettings(agent=agent["name"], options=agent.get("options") or {})
+
+
+def trial_timings(fingerprint: Mapping[str, Any] | None) -> list[TrialTiming]:
+    """Each trial's start, finish and tokens, numbered by start within its task."""
+    trials = [t for t in (fingerprint or {}).get("trials") or [] if isinstance(t, dict)]
+    ordered = sorted(trials, key=lambda t: (str(t.get("task")), str(t.get("started_at") or "")))
+    attempts: dict[str, int] = {}
+    timings = []
+    for trial in ordered:
+        task = str(trial.get("task") or "?")
+        attempts[task] = attempts.get(task, 0) + 1
+        timings.append(
+            TrialTiming(
+                task=task,
+                attempt=attempts[task],
+                started_at=trial.get("started_at"),
+                finished_at=trial.get("finished_at"),
+                input_tokens=trial.get("input_tokens"),
+                cached_tokens=trial.get("cached_tokens"),
+                output_tokens=trial.get("output_tokens"),
+            )
+        )
+    return timings
+
+
+def provenance_of(stored: Mapping[str, Any] | None) -> Provenance:
+    """Where the run ran: `actions` with the verified OIDC claims the issued run kept
+    (`app.github.oidc.ActionsClaims.provenance`), else `local`.
+
+    The claims may sit at the top of the run's provenance or under `oidc`, beside what
+    the issuer declared (`hardware`), which is not verified and is not published here.
+    """
+    claims = _claims(stored or {})
+    if claims is None:
+        return Provenance(kind="local")
+    runner = claims.get("runner_environment")
+    return Provenance(
+        kind="actions",
+        repository=claims.get("repository"),
+        workflow=claims.get("job_workflow_ref") or claims.get("workflow_ref"),
+        ref=claims.get("ref"),
+        commit=claims.get("sha"),
+        runner=runner if runner in RUNNER_KINDS else None,
+    )
+
+
+def _claims(stored: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for candidate in (stored, stored.get("oidc"), stored.get("actions")):
+        if isinstance(candidate, Mapping) and candidate.get("repository") and candidate.get("sha"):
+            return candidate
+    return None

@@ -1,0 +1,236 @@
+"""Publishing from Your bench: `POST /api/bench/jobs/{id}/publish`, `…/withdraw`,
+`DELETE /api/bench/jobs/{id}`, and `GET /api/bench/jobs/{id}/download`.
+
+Spec: ../shared/spec/hbench-upload-a-job.txt ("Publish it to its board") and
+../shared/spec/hbench-withdraw-delete-report.txt (withdraw, delete). The router's
+lifespan also runs the periodic maintenance task (`app.publish.maintenance`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Body, FastAPI, Query, Request, Security
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials
+
+from app.auth.dependencies import CurrentAccount, bearer, current_caller
+from app.clock import Clock, ClockDep, get_clock
+from app.db.models import Account
+from app.dependencies import BlobStoreDep, Resources, SessionDep, SettingsDep
+from app.errors import envelope, error_responses
+from app.publish import service
+from app.publish.choice import BoardChoiceError
+from app.publish.maintenance import MaintenanceLoop
+from app.publish.record import download_path
+from app.publish.retention import Policy
+from app.publish.schemas import (
+    BoardChoiceEnvelope,
+    DeletedJob,
+    DeleteRequest,
+    PublishedJob,
+    PublishRequest,
+    WithdrawnJob,
+)
+from app.registry import RegistryDep
+from app.settings import Settings, get_settings
+from hbench.errors import HbenchError
+
+SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
+PLACEMENT = (
+    "board-local-tasks", "board-attempts-refused", "board-prompt-needs-issued-run",
+    "board-environment-refused", "board-dataset-unpinned", "job-not-placeable",
+)  # fmt: skip
+PUBLISH = (
+    "bench-job-not-found", "job-already-published", "job-withdrawn", "publish-window-passed",
+    "publish-board-not-fitting", "bench-published-before", "request-invalid",
+)  # fmt: skip
+WITHDRAW = ("bench-job-not-found", "job-not-published", "job-withdrawn", "request-invalid")
+DELETE = ("bench-job-not-found", "delete-confirm-mismatch", "delete-published", "request-invalid")
+DOWNLOAD = (
+    "token-invalid", "token-revoked", "bench-job-not-found", "job-files-hidden", "request-invalid",
+)  # fmt: skip
+
+
+def policy_of(settings: Settings) -> Policy:
+    return Policy(settings.publish_window, settings.deleted_files_retention)
+
+
+@asynccontextmanager
+async def run_maintenance_loop(app: FastAPI) -> AsyncIterator[None]:
+    """Run the maintenance task in the background while the service runs."""
+    settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
+    resources: Resources = app.state.resources
+
+    def now() -> datetime:
+        # Asked each round, so a clock a test sets after start-up holds.
+        clock: Clock = app.dependency_overrides.get(get_clock, get_clock)()
+        return clock()
+
+    loop = MaintenanceLoop(
+        resources.database,
+        resources.blobs,
+        now,
+        policy_of(settings),
+        settings.maintenance_interval.total_seconds(),
+    )
+    loop.start()
+    try:
+        yield
+    finally:
+        loop.stop()
+
+
+router = APIRouter(prefix="/api/bench", tags=["your bench"], lifespan=run_maintenance_loop)
+
+
+@router.post(
+    "/jobs/{job_id}/publish",
+    summary="Publish a private job's score to its board",
+    description="An issued run keeps the board and entry it was issued with. Any other "
+    "job goes under your entry for its agent and options, on the board of the same "
+    "tasks, model and settings, or on a new board. When it fits several boards, name one "
+    "in `board`; without it the answer is refused with `publish-board-choice`, whose "
+    "envelope carries one more field, `boards`, the boards it fits. "
+    "Within the publish window (30 days after the upload), once.",
+    response_model=PublishedJob,
+    responses=error_responses(*SIGNED_IN, *PLACEMENT, *PUBLISH, "publish-board-choice"),
+)
+def publish_job(
+    job_id: uuid.UUID,
+    *,
+    account: CurrentAccount,
+    session: SessionDep,
+    settings: SettingsDep,
+    registry: RegistryDep,
+    clock: ClockDep,
+    request: Annotated[PublishRequest | None, Body()] = None,
+) -> PublishedJob | JSONResponse:
+    try:
+        done = service.publish(
+            session, account, job_id,
+            board=request.board if request is not None else None,
+            registry=registry, policy=policy_of(settings), now=clock(),
+        )  # fmt: skip
+    except BoardChoiceError as choice:
+        body = BoardChoiceEnvelope(**envelope(choice.problems).model_dump(), boards=choice.boards)
+        return JSONResponse(body.model_dump(), status_code=409)
+    run = done.run
+    return PublishedJob(
+        id=done.row.id,
+        status=done.row.status.value,
+        board=run.board,
+        entry=run.entry.name,
+        owner=run.entry.owner,
+        run_id=run.id,
+        issued=run.issued,
+        opened_board=done.opened is not None,
+        published_at=run.published_at,
+        download=download_path(done.row.id),
+    )
+
+
+@router.post(
+    "/jobs/{job_id}/withdraw",
+    summary="Withdraw a published job's score, for good",
+    response_model=WithdrawnJob,
+    responses=error_responses(*SIGNED_IN, *WITHDRAW),
+)
+def withdraw_job(
+    job_id: uuid.UUID, *, account: CurrentAccount, session: SessionDep, clock: ClockDep
+) -> WithdrawnJob:
+    row = service.withdraw(session, account, job_id, now=clock())
+    return WithdrawnJob(
+        id=row.id,
+        status=row.status.value,
+        board=row.board,
+        run_id=str(row.id),
+        withdrawn_at=row.withdrawn_at,
+    )
+
+
+@router.delete(
+    "/jobs/{job_id}",
+    summary="Delete a job that has no score on a board",
+    description="Confirm with the job's name, as `?confirm=<name>` or the body "
+    '`{"confirm": "<name>"}`. The job leaves Your bench and its files leave storage after '
+    "the retention period; a hidden fingerprint stays so a re-upload of a published job "
+    "is recognised. Withdraw a published job first.",
+    response_model=DeletedJob,
+    responses=error_responses(*SIGNED_IN, *DELETE),
+)
+def delete_job(
+    job_id: uuid.UUID,
+    *,
+    account: CurrentAccount,
+    session: SessionDep,
+    settings: SettingsDep,
+    blobs: BlobStoreDep,
+    clock: ClockDep,
+    confirm: Annotated[str | None, Query(max_length=255, description="The job's name.")] = None,
+    request: Annotated[DeleteRequest | None, Body()] = None,
+) -> DeletedJob:
+    policy = policy_of(settings)
+    given = confirm if confirm is not None else (request.confirm if request else None)
+    row = service.delete(
+        session, account, job_id, confirm=given, blobs=blobs, policy=policy, now=clock()
+    )
+    purge = row.deleted_at + policy.deleted_files_retention if row.deleted_at else None
+    return DeletedJob(
+        id=row.id, status=row.status.value, deleted_at=row.deleted_at, files_purged_by=purge
+    )
+
+
+def optional_account(
+    request: Request,
+    *,
+    session: SessionDep,
+    settings: SettingsDep,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+    clock: ClockDep,
+) -> Account | None:
+    """The signed-in account, or None for an anonymous reader; a bad token still fails."""
+    try:
+        return current_caller(request, session, settings, credentials, clock).account
+    except HbenchError as error:
+        if error.code == "auth-required":
+            return None
+        raise
+
+
+@router.get(
+    "/jobs/{job_id}/download",
+    summary="Download a job's redacted files (.tar.gz)",
+    description="Its owner can download a job while its files are shown; anyone can "
+    "download a published job.",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "The job's redacted files, as a .tar.gz of its folder.",
+            "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+        },
+        **error_responses(*DOWNLOAD),
+    },
+)
+def download_job(
+    job_id: uuid.UUID,
+    *,
+    account: Annotated[Account | None, Security(optional_account)],
+    session: SessionDep,
+    settings: SettingsDep,
+    blobs: BlobStoreDep,
+    clock: ClockDep,
+) -> StreamingResponse:
+    row, stream = service.open_download(
+        session, blobs, account, job_id, policy=policy_of(settings), now=clock()
+    )
+    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in row.job_name)
+    return StreamingResponse(
+        service.chunks(stream),
+        media_type="application/gzip",
+        headers={"content-disposition": f'attachment; filename="{name}.tar.gz"'},
+    )

@@ -1,0 +1,306 @@
+"""Publishing, withdrawing and deleting a job: each one database transaction that changes
+the job's row and enqueues its public changes (`app.datarepo.outbox`) together.
+
+A job is published once: the request locks the job's row (and, on PostgreSQL, takes a
+transaction lock shared by every publish, so two jobs opening the same new board can't
+both open it), reads its status again under the lock, then writes. Every refusal rolls
+back, so a refused request changes nothing and enqueues nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import BinaryIO
+
+from sqlalchemy import select, text, update
+from sqlalchemy.orm import Session
+
+from app.auth.service import refuse_denied
+from app.bench.service import get_job
+from app.blobs import BlobNotFoundError, BlobStore
+from app.datarepo.changes import (
+    AuditEventChange,
+    CountIssuedRunChange,
+    OpenBoardChange,
+    PublishRunChange,
+    WithdrawRunChange,
+)
+from app.datarepo.outbox import enqueue
+from app.db.models import Account, IssuedRun, Job, JobStatus, OutboxEntry
+from app.publish.choice import Target, issued_target, placed_target, unplaceable
+from app.publish.fingerprints import published_before, record_prints
+from app.publish.record import entry_settings, provenance_of, published_run, run_id_of
+from app.publish.retention import Policy, files_hidden, publish_deadline
+from app.v1.service import record_published_run, reject_published_run
+from hbench.errors import HbenchError
+from registry.datarepo.models import PublishedRun, RunEntry
+from registry.loader import Registry
+from registry.placement import JobFacts, OpenBoard, entry_name, place
+
+PUBLISH_LOCK = int.from_bytes(hashlib.sha256(b"hbench-publish").digest()[:8], signed=True)
+KEPT_SUMMARY_KEYS = ("format", "job_id", "job_name")
+"""What a deleted job's summary keeps: its identity; results and usage go with its files."""
+
+
+@dataclass(frozen=True)
+class Published:
+    """A job just published: its row, the run record enqueued, and the board it opened."""
+
+    row: Job
+    run: PublishedRun
+    opened: OpenBoard | None
+
+
+def publish(
+    session: Session,
+    account: Account,
+    job_id: uuid.UUID,
+    *,
+    board: str | None,
+    registry: Registry,
+    policy: Policy,
+    now: datetime,
+) -> Published:
+    """Publish one of the account's private jobs to its board, or refuse, changing nothing."""
+    refuse_denied(account)
+    row = locked_job(session, account, job_id)
+    try:
+        refuse_unpublishable(row, now, policy)
+        seen = published_before(session, row.fingerprint, exclude=row.id)
+        if seen is not None:
+            raise HbenchError.from_problems([seen])
+        run = session.get(IssuedRun, row.issued_run_id) if row.issued_run_id else None
+        target, entry = choose(session, row, run, account, board=board, registry=registry)
+    except HbenchError:
+        session.rollback()
+        raise
+    record = published_run(
+        row.summary,
+        run_id=run_id_of(row.id),
+        board=target.board,
+        entry=entry,
+        issued=run is not None,
+        provenance=provenance_of(run.provenance if run is not None else None),
+        published_at=now,
+        fingerprint=row.fingerprint,
+        redactions=row.redactions,
+    )
+    if target.opens is not None:
+        enqueue(session, OpenBoardChange(board=target.opens), at=now)
+    if run is not None and run.counted_at is None:
+        count_run(session, run, account.login, now)
+    enqueue(session, PublishRunChange(run=record), at=now)
+    row.status, row.published_at = JobStatus.PUBLISHED, now
+    row.board, row.entry = target.board, entry.name
+    record_prints(session, row)
+    record_published_run(session, row, target.board, registry=registry, now=now)
+    session.commit()
+    return Published(row, record, target.opens)
+
+
+def choose(
+    session: Session,
+    row: Job,
+    run: IssuedRun | None,
+    account: Account,
+    *,
+    board: str | None,
+    registry: Registry,
+) -> tuple[Target, RunEntry]:
+    """The board and entry the job goes under: an issued run's own, or placement's."""
+    settings = entry_settings(row.summary)
+    if run is not None:
+        target = issued_target(run.board, board)
+        return target, RunEntry(owner=account.login, name=run.entry, settings=settings)
+    facts = row.summary.get("facts")
+    if not facts:
+        raise unplaceable(row.summary.get("boards") or {})
+    placement = place(JobFacts.model_validate(facts), registry, opened_boards(session))
+    target = placed_target(placement, board)
+    name = entry_name(account.login, settings)
+    return target, RunEntry(owner=account.login, name=name, settings=settings)
+
+
+def opened_boards(session: Session) -> list[OpenBoard]:
+    """The boards jobs have opened, as their outbox changes record them: the database's
+    own record, current even before the data-repo writer has pushed them."""
+    payloads = session.scalars(
+        select(OutboxEntry.payload).where(OutboxEntry.kind == "open_board").order_by(OutboxEntry.id)
+    )
+    boards: dict[str, OpenBoard] = {}
+    for payload in payloads:
+        opened = OpenBoardChange.model_validate({**payload, "kind": "open_board"}).board
+        boards.setdefault(opened.slug, opened)
+    return list(boards.values())
+
+
+def refuse_unpublishable(row: Job, now: datetime, policy: Policy) -> None:
+    """Refuse a job that is not private, or whose publish window has passed."""
+    if row.status is JobStatus.PUBLISHED:
+        raise HbenchError(
+            "job-already-published",
+            f"the job {row.id} was published on {row.board} at {_when(row.published_at)}, and "
+            "a job is published once; withdraw it with POST /api/bench/jobs/{id}/withdraw "
+            "if the score should come off its board",
+        )
+    if row.status is JobStatus.WITHDRAWN:
+        raise HbenchError(
+            "job-withdrawn",
+            f"the job {row.id} was withdrawn at {_when(row.withdrawn_at)}, which is for good: "
+            "it can't be published again. Run the benchmark again for a new result",
+        )
+    if files_hidden(row.status, row.uploaded_at, row.files_hidden_at, now, policy):
+        deadline = publish_deadline(row.uploaded_at, policy)
+        raise HbenchError(
+            "publish-window-passed",
+            f"the job {row.id} was uploaded at {_when(row.uploaded_at)}, and a job can be "
+            f"published until {_when(deadline)}; its files are hidden now. Run the benchmark "
+            "again and publish the new job within the window",
+        )
+
+
+def count_run(session: Session, run: IssuedRun, login: str, now: datetime) -> None:
+    """Enqueue an issued run's count on its board, for its entry, and mark it counted."""
+    change = CountIssuedRunChange(
+        board=run.board, entry_key=f"{login.lower()}/{run.entry}", issue_id=str(run.id)
+    )
+    enqueue(session, change, at=now)
+    run.counted_at = now
+
+
+def withdraw(session: Session, account: Account, job_id: uuid.UUID, *, now: datetime) -> Job:
+    """Take a published job's score off its board for good."""
+    row = locked_job(session, account, job_id)
+    if row.status is not JobStatus.PUBLISHED or row.board is None:
+        session.rollback()
+        if row.status is JobStatus.WITHDRAWN:
+            raise HbenchError(
+                "job-withdrawn",
+                f"the job {row.id} was withdrawn already, at {_when(row.withdrawn_at)}",
+            )
+        raise HbenchError(
+            "job-not-published",
+            f"the job {row.id} is private: it has no score on a board to withdraw. Delete it "
+            "with DELETE /api/bench/jobs/{id}?confirm=<job name> if you want it gone",
+        )
+    enqueue(session, WithdrawRunChange(board=row.board, run_id=run_id_of(row.id)), at=now)
+    row.status, row.withdrawn_at = JobStatus.WITHDRAWN, now
+    reject_published_run(session, row.id)
+    session.commit()
+    return row
+
+
+def delete(
+    session: Session,
+    account: Account,
+    job_id: uuid.UUID,
+    *,
+    confirm: str | None,
+    blobs: BlobStore,
+    policy: Policy,
+    now: datetime,
+) -> Job:
+    """Delete a job that is not on a board: its files go, a hidden fingerprint stays."""
+    row = get_job(session, account.id, job_id)
+    if confirm != row.job_name:
+        given = "no name" if not confirm else f"{confirm!r}"
+        raise HbenchError(
+            "delete-confirm-mismatch",
+            f"deleting can't be undone, so it needs the job's name as confirmation: "
+            f"{given} was given, and the job is named {row.job_name!r}. Send "
+            '?confirm=<job name> or the body {"confirm": "<job name>"}',
+        )
+    row = locked_job(session, account, job_id)
+    if row.status is JobStatus.PUBLISHED:
+        session.rollback()
+        raise HbenchError(
+            "delete-published",
+            f"the job {row.id} has a score on {row.board}, and deleting doesn't take it off: "
+            "withdraw it first (POST /api/bench/jobs/{id}/withdraw), then delete it",
+        )
+    if row.published_at is not None and row.board is not None:
+        change = AuditEventChange(action="delete_files", board=row.board, run=run_id_of(row.id))
+        enqueue(session, change, at=now)
+    row.status, row.deleted_at = JobStatus.DELETED, now
+    row.summary = {key: row.summary.get(key) for key in KEPT_SUMMARY_KEYS}
+    row.checks, row.redactions = [], {}
+    session.commit()
+    if policy.deleted_files_retention.total_seconds() == 0:
+        purge_files(session, blobs, row)
+    return row
+
+
+def purge_files(session: Session, blobs: BlobStore, row: Job) -> None:
+    """Remove a deleted job's archive from the blob store, and forget its key."""
+    if row.blob_key is not None:
+        blobs.delete(row.blob_key)
+        row.blob_key = None
+        session.commit()
+
+
+def open_download(
+    session: Session,
+    blobs: BlobStore,
+    account: Account | None,
+    job_id: uuid.UUID,
+    *,
+    policy: Policy,
+    now: datetime,
+) -> tuple[Job, BinaryIO]:
+    """The redacted job's archive: for its owner while its files are shown, and for
+    anyone while it is published."""
+    row = session.get(Job, job_id)
+    owner = row is not None and account is not None and row.owner_id == account.id
+    visible = row is not None and row.status is not JobStatus.DELETED and row.blob_key
+    if row is None or not visible or not (owner or row.status is JobStatus.PUBLISHED):
+        raise HbenchError(
+            "bench-job-not-found",
+            f"no job {job_id} to download: only a published job's files are public, and "
+            "only its owner can download a private one",
+        )
+    if files_hidden(row.status, row.uploaded_at, row.files_hidden_at, now, policy):
+        raise HbenchError(
+            "job-files-hidden",
+            f"the job {row.id} was not published within {policy.publish_window.days} days of "
+            "its upload, so its files are hidden (docs/retention.md)",
+        )
+    try:
+        return row, blobs.open(str(row.blob_key))
+    except BlobNotFoundError:
+        raise HbenchError(
+            "job-files-hidden", f"the files of the job {row.id} are no longer stored"
+        ) from None
+
+
+def chunks(stream: BinaryIO, size: int = 1 << 20) -> Iterator[bytes]:
+    """Read a stream in pieces, closing it at the end."""
+    with stream:
+        while piece := stream.read(size):
+            yield piece
+
+
+def locked_job(session: Session, account: Account, job_id: uuid.UUID) -> Job:
+    """One of the account's jobs, locked until the transaction ends, read again.
+
+    A write to the row takes PostgreSQL's row lock and SQLite's write lock, so a second
+    request for this job waits, then sees what the first did. On PostgreSQL a
+    transaction-level advisory lock also serialises publishing itself: two jobs of one
+    new cell must not both open its board.
+    """
+    row = get_job(session, account.id, job_id)
+    if session.get_bind().dialect.name == "postgresql":
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": PUBLISH_LOCK})
+    session.execute(update(Job).where(Job.id == row.id).values(status=Job.status))
+    session.refresh(row)
+    if row.status is JobStatus.DELETED:  # deleted by a request that held the lock first
+        session.rollback()
+        return get_job(session, account.id, job_id)  # answers bench-job-not-found
+    return row
+
+
+def _when(moment: datetime | None) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} UTC" if moment is not None else "an unknown time"

@@ -1,0 +1,1 @@
+"""Reports of public runs, the maintainers' queue, take-downs and the deny list."""

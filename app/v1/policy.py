@@ -1,0 +1,129 @@
+"""The runs API's pure rules: run ids, the registry checks, model names, limits, and the
+record of a run published on a board.
+
+No I/O: `service` reads and writes the database around these.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from app.ratelimit import Limit, address_bucket
+from app.v1.schemas import MAX_TASK_REWARDS, RunSubmission, TaskReward
+from hbench.errors import HbenchError, Problem
+from registry.loader import Registry
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+ID_PREFIX = "run_"
+WINDOW = timedelta(hours=24)
+
+
+def new_run_id(now: datetime, randomness: bytes | None = None) -> str:
+    """`run_` and a ULID: 48 bits of milliseconds, then 80 random bits, in Crockford base32,
+    so ids sort by creation time and never collide in practice."""
+    random_part = randomness if randomness is not None else secrets.token_bytes(10)
+    value = (int(now.timestamp() * 1000) << 80) | int.from_bytes(random_part[:10], "big")
+    chars = [CROCKFORD[(value >> shift) & 31] for shift in range(125, -5, -5)]
+    return ID_PREFIX + "".join(chars)
+
+
+def benchmark_problems(submission: RunSubmission, registry: Registry) -> list[Problem]:
+    """`benchmarkSlug` must name a benchmark of the registry."""
+    if submission.benchmark_slug in registry.benchmarks:
+        return []
+    return [
+        Problem(
+            "validation_error",
+            f"benchmarkSlug {submission.benchmark_slug!r} is not a benchmark of the registry; "
+            "`hbench registry search` lists them",
+            "benchmarkSlug",
+        )
+    ]
+
+
+def check_submission(submission: RunSubmission, registry: Registry) -> None:
+    problems = benchmark_problems(submission, registry)
+    if problems:
+        raise HbenchError.from_problems(problems)
+
+
+def model_slug(registry: Registry, text: str) -> str | None:
+    """The registry's model a free-text name stands for: by slug, by a name Harbor records
+    (`openai/gpt-5`), or by a provider-prefixed slug (`anthropic/claude-sonnet-4-5`)."""
+    wanted = text.strip().lower()
+    if wanted in registry.models:
+        return wanted
+    named = registry.model_named(wanted) if wanted else None
+    if named is not None:
+        return named.slug
+    tail = wanted.rsplit("/", 1)[-1]
+    return tail if tail in registry.models else None
+
+
+@dataclass(frozen=True)
+class PushLimits:
+    """How many pushes an address and an account may make in the window."""
+
+    per_ip: int
+    per_user: int
+
+
+def push_limits(limits: PushLimits, address: str | None, user: str | None) -> list[Limit]:
+    """The buckets a push counts in. Every push counts toward its address. Anonymous, the
+    address may push `per_ip`; signed in, the account may push `per_user`, and the address
+    at most as many, so several accounts behind one address can't multiply the limit."""
+    ip = address_bucket("runs", address)
+    if user is None:
+        return [Limit(ip, limits.per_ip, WINDOW)]
+    return [Limit(f"runs:user:{user}", limits.per_user, WINDOW), Limit(ip, limits.per_user, WINDOW)]
+
+
+def limit_message(limits: PushLimits) -> str:
+    return (
+        f"Too many run submissions ({limits.per_ip}/24h per IP, {limits.per_user}/24h per "
+        "user). Try again later."
+    )
+
+
+def published_submission(summary: Mapping[str, Any], benchmark: str, metric: str) -> RunSubmission:
+    """A job published on a board, as a run summary: the same figures `hbench push` sends
+    (`score = mean reward * 100`, each trial's reward, tokens, cost and versions)."""
+    rewards = task_rewards(summary.get("results") or {})
+    usage = summary.get("usage") or {}
+    tokens = [usage.get("input_tokens"), usage.get("output_tokens")]
+    agent = summary.get("agent") or {}
+    return RunSubmission(
+        benchmark_slug=benchmark,
+        model=summary.get("model") or "none",
+        harness=agent.get("name") or "unknown",
+        task_count=max(1, len(summary.get("results") or {})),
+        n_attempts=max(1, int(summary.get("n_attempts") or 1)),
+        score=min(100.0, max(0.0, float(summary.get("score") or 0.0) * 100)),
+        metric=metric,
+        # Harbor's input count includes cached tokens already.
+        tokens_used=sum(t for t in tokens if t is not None)
+        if any(t is not None for t in tokens)
+        else None,
+        cost_usd=usage.get("cost_usd"),
+        harbor_version=_short(summary.get("harbor_version")),
+        cli_version=_short(summary.get("hbench_version")),
+        # A job of more trials than a summary may list keeps its score, not its rewards.
+        task_rewards=rewards if len(rewards) <= MAX_TASK_REWARDS else None,
+    )
+
+
+def task_rewards(results: Mapping[str, Sequence[float | None]]) -> list[TaskReward]:
+    """One reward per trial, in task then attempt order; an errored trial counts 0."""
+    return [
+        TaskReward(task=task[:200], reward=reward or 0.0)
+        for task, rewards in sorted(results.items())
+        for reward in rewards
+    ]
+
+
+def _short(value: object) -> str | None:
+    return str(value)[:50] if value else None

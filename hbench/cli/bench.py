@@ -1,0 +1,139 @@
+"""`hbench bench …`: Your bench from the terminal: list and show your jobs, publish,
+withdraw and delete them."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from hbench.bench import Bench
+from hbench.cli.output import console, handled
+from hbench.errors import HbenchError
+
+app = typer.Typer(
+    help="Your bench: list, show, publish, withdraw and delete your uploaded jobs.",
+    no_args_is_help=True,
+)
+
+UrlOption = Annotated[
+    str,
+    typer.Option(
+        "--url", help="The service's base address, such as https://hbench.example (no /api/…)."
+    ),
+]
+TokenEnvOption = Annotated[
+    str | None,
+    typer.Option(
+        "--token-env",
+        help="The variable holding your API token (hpg_…). Leave it out for a service on "
+        "this machine in local mode, which signs in its local user.",
+    ),
+]
+JobArgument = Annotated[str, typer.Argument(help="The job's id, from `hbench bench list`.")]
+
+
+def bench_for(url: str, token_env: str | None) -> Bench:
+    """Your bench on the service, with the API token the named variable holds."""
+    if token_env is None:
+        return Bench(url)
+    token = os.environ.get(token_env, "").strip()
+    if not token:
+        message = (
+            f"the variable {token_env} is unset or empty; set it to your API token "
+            f"(export {token_env}=hpg_…), or leave --token-env out for a local service"
+        )
+        raise HbenchError("bench-token-missing", message)
+    return Bench(url, token)
+
+
+@app.command("list")
+def list_jobs(
+    url: UrlOption,
+    token_env: TokenEnvOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List your jobs, newest first."""
+    with handled():
+        jobs = bench_for(url, token_env).jobs()
+    if as_json:
+        console.print_json(data=jobs)
+        return
+    if not jobs:
+        console.print("You have no jobs on Your bench.")
+        return
+    table = Table("id", "name", "status", "dataset", "agent", "score", "boards", "uploaded")
+    for job in jobs:
+        table.add_row(
+            job["id"], escape(job["name"]), job["status"], escape(str(job["dataset"])),
+            escape(job["agent"]), f"{job['score']:.3f}", escape(boards_text(job["boards"])),
+            job["uploaded_at"],
+        )  # fmt: skip
+    console.print(table)
+
+
+@app.command()
+def show(job_id: JobArgument, url: UrlOption, token_env: TokenEnvOption = None) -> None:
+    """Show one of your jobs: its summary, checks and boards, as JSON."""
+    with handled():
+        job = bench_for(url, token_env).job(job_id)
+    console.print_json(data=job)
+
+
+@app.command()
+def publish(
+    job_id: JobArgument,
+    url: UrlOption,
+    token_env: TokenEnvOption = None,
+    board: Annotated[
+        str | None, typer.Option("--board", help="The board, when the job fits several.")
+    ] = None,
+) -> None:
+    """Publish a private job's score to its board (once, within 30 days of its upload)."""
+    with handled():
+        done = bench_for(url, token_env).publish(job_id, board)
+    opened = " (a new board)" if done.get("opened_board") else ""
+    console.print(
+        f"[green]✓[/green] published job {done['id']} on {escape(done['board'])}{opened} "
+        f"under {escape(done['owner'])}'s entry {escape(done['entry'])}"
+    )
+
+
+@app.command()
+def withdraw(job_id: JobArgument, url: UrlOption, token_env: TokenEnvOption = None) -> None:
+    """Withdraw a published job's score from its board, for good."""
+    with handled():
+        done = bench_for(url, token_env).withdraw(job_id)
+    console.print(
+        f"[green]✓[/green] withdrew job {done['id']} from {escape(str(done['board']))}; "
+        "it can't be published again"
+    )
+
+
+@app.command()
+def delete(
+    job_id: JobArgument,
+    url: UrlOption,
+    confirm: Annotated[
+        str, typer.Option("--confirm", help="The job's name, typed again: it can't be undone.")
+    ],
+    token_env: TokenEnvOption = None,
+) -> None:
+    """Delete a job from Your bench (withdraw a published one first)."""
+    with handled():
+        done = bench_for(url, token_env).delete(job_id, confirm)
+    console.print(
+        f"[green]✓[/green] deleted job {done['id']}; its files leave storage by "
+        f"{done['files_purged_by']}"
+    )
+
+
+def boards_text(boards: dict[str, Any]) -> str:
+    if boards.get("fits"):
+        return ", ".join(boards["fits"])
+    if boards.get("opens"):
+        return f"new: {boards['opens']}"
+    return "none"

@@ -1,0 +1,231 @@
+"""The rule table on a real job's evidence, and on that evidence changed one part at a time."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from app.checks.evidence import Evidence, IssuedSpec
+from app.checks.rules import RULES, check_job
+from app.checks.table import MAX_PROBLEMS_PER_RULE, Report, run_table
+from hbench.digest import spec_digest
+from hbench.errors import Problem
+from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS, JobConfig, RetrySettings
+from hbench.jobs.models import LoggedRetry
+from registry.placement import Placement
+from tests.app.bench.jobs import SealedJob
+
+RULE_INDEX = {rule.name: index for index, rule in enumerate(RULES)}
+
+
+def statuses(report: Report) -> dict[str, str]:
+    return {result.rule: result.outcome.status for result in report.results}
+
+
+def codes(report: Report) -> list[str]:
+    return [problem.code for problem in report.problems]
+
+
+def with_config(evidence: Evidence, **changes: Any) -> Evidence:
+    """The evidence of the same job, had its config held these settings."""
+    job = evidence.job
+    assert job is not None
+    config = job.config.model_copy(update=changes)
+    return dataclasses.replace(evidence, job=job.model_copy(update={"config": config}))
+
+
+def with_job(evidence: Evidence, **changes: Any) -> Evidence:
+    job = evidence.job
+    assert job is not None
+    return dataclasses.replace(evidence, job=job.model_copy(update=changes))
+
+
+def issued(sealed: SealedJob, **spec_changes: Any) -> IssuedSpec:
+    spec = {**sealed.spec, **spec_changes}
+    return IssuedSpec("run-1", spec, spec_digest(spec), "hbench-demo", "oracle-a1b2c3")
+
+
+def test_a_real_job_passes_every_rule_that_applies(evidence: Evidence) -> None:
+    report = check_job(evidence)
+
+    assert report.accepted
+    assert [result.rule for result in report.results] == [rule.name for rule in RULES]
+    assert statuses(report) == {
+        **{rule.name: "passed" for rule in RULES},
+        "spec-matches": "skipped",
+        "spec-digest-matches": "skipped",
+    }
+
+
+def test_an_empty_rule_set_is_an_error(evidence: Evidence) -> None:
+    with pytest.raises(ValueError, match="an empty rule set checks nothing"):
+        run_table([], evidence)
+
+
+def test_what_can_not_be_read_fails_its_rule_and_skips_the_rules_that_need_it() -> None:
+    unreadable = Problem("job-json-invalid", "result.json is not valid JSON")
+    evidence = Evidence(observed={}, min_hbench_version="0.3.0", job_problems=(unreadable,))
+
+    report = check_job(evidence)
+
+    assert codes(report) == ["manifest-missing", "job-json-invalid"]
+    assert statuses(report)["manifest-present"] == "failed"
+    assert statuses(report)["job-readable"] == "failed"
+    assert {statuses(report)[rule] for rule in ("manifest-matches-bytes", "one-agent")} == {
+        "skipped"
+    }
+
+
+def test_a_rule_names_twenty_failures_then_counts_the_rest(evidence: Evidence) -> None:
+    extra = {f"added/{n:02}.txt": (1, "0" * 64) for n in range(30)}
+    changed = dataclasses.replace(evidence, observed={**evidence.observed, **extra})
+
+    problems = check_job(changed).problems
+
+    assert codes(check_job(changed)) == ["manifest-file-extra"] * (MAX_PROBLEMS_PER_RULE + 1)
+    assert problems[0].path == "added/00.txt"
+    assert problems[-1].message == "and 10 more problems of this kind"
+
+
+def test_the_policys_minimum_hbench_version_applies(evidence: Evidence) -> None:
+    report = check_job(dataclasses.replace(evidence, min_hbench_version="9.0.0"))
+
+    assert codes(report) == ["hbench-version-too-old"]
+    assert "hbench 9.0.0 or later" in report.problems[0].message
+
+
+def test_a_job_with_no_trial_is_refused(evidence: Evidence) -> None:
+    empty = with_job(evidence, trials=(), n_total_trials=0)
+
+    assert codes(check_job(empty)) == ["job-no-trials"]
+
+
+@pytest.mark.parametrize(
+    ("retry", "code_count"),
+    [
+        (RetrySettings(max_retries=2), 0),
+        # Nothing is retried without max_retries, whatever the lists say.
+        (RetrySettings(max_retries=0, exclude_exceptions=frozenset()), 0),
+        # Adding exclusions retries less: allowed.
+        (RetrySettings(max_retries=2, exclude_exceptions=DEFAULT_RETRY_EXCLUSIONS | {"X"}), 0),
+        (RetrySettings(max_retries=2, exclude_exceptions=None), 1),
+        (RetrySettings(max_retries=2, exclude_exceptions=frozenset({"AgentTimeoutError"})), 1),
+        (RetrySettings(max_retries=2, include_exceptions=frozenset({"RuntimeError"})), 1),
+        (
+            RetrySettings(
+                max_retries=1,
+                exclude_exceptions=frozenset(),
+                include_exceptions=frozenset({"AgentTimeoutError"}),
+            ),
+            2,
+        ),
+    ],
+)
+def test_retries_keep_harbors_exclusions_and_add_no_list(
+    evidence: Evidence, retry: RetrySettings, code_count: int
+) -> None:
+    report = check_job(with_config(evidence, retry=retry))
+
+    assert codes(report) == ["job-retries-not-crashes"] * code_count
+
+
+def test_a_logged_retry_of_a_crash_passes_and_of_a_timeout_fails(evidence: Evidence) -> None:
+    crash = LoggedRetry(trial_name="hello-file__abc", exception_type="FlakyAgentError")
+    timeout = LoggedRetry(trial_name="sum-numbers__def", exception_type="AgentTimeoutError")
+
+    crashed = check_job(with_job(evidence, logged_retries=(crash,)))
+    timed_out = check_job(with_job(evidence, logged_retries=(crash, timeout)))
+
+    assert crashed.accepted
+    assert crashed.results[RULE_INDEX["retries-only-crashes"]].outcome.note == (
+        "1 retries, each of a crash"
+    )
+    assert codes(timed_out) == ["job-retries-not-crashes"]
+    assert "sum-numbers__def" in timed_out.problems[0].message
+    assert timed_out.problems[0].path == "job.log"
+
+
+def test_several_agents_or_models_are_refused_each_by_its_rule(evidence: Evidence) -> None:
+    two_agents = JobConfig.model_validate({"agents": [{"name": "oracle"}, {"name": "nop"}]})
+    twice = JobConfig.model_validate({"agents": [{"name": "nop"}, {"name": "nop"}]})
+    two_models = JobConfig.model_validate(
+        {"agents": [{"name": "nop", "model_name": "a/x"}, {"name": "nop", "model_name": "b/y"}]}
+    )
+
+    assert codes(check_job(with_config(evidence, agents=two_agents.agents))) == [
+        "job-several-agents"
+    ]
+    assert codes(check_job(with_config(evidence, agents=twice.agents))) == ["job-several-agents"]
+    assert codes(check_job(with_config(evidence, agents=two_models.agents))) == [
+        "job-several-models"
+    ]
+
+
+def test_a_dataset_and_tasks_of_their_own_are_two_sets_of_tasks(evidence: Evidence) -> None:
+    config = JobConfig.model_validate({"tasks": [{"path": "/srv/task"}]})
+
+    report = check_job(with_config(evidence, tasks=config.tasks))
+
+    assert codes(report) == ["job-several-datasets"]
+
+
+@pytest.mark.parametrize("attempts", [0, 6, 10])
+def test_attempts_outside_one_to_five_are_refused(evidence: Evidence, attempts: int) -> None:
+    report = check_job(with_config(evidence, n_attempts=attempts))
+
+    assert "job-attempts-out-of-range" in codes(report)
+
+
+def test_a_prompt_needs_a_run_issued_with_one(evidence: Evidence, sealed: SealedJob) -> None:
+    agents = [{"name": "oracle", "kwargs": {"prompt_template_path": "prompt.j2"}}]
+    prompted = with_config(evidence, agents=JobConfig.model_validate({"agents": agents}).agents)
+
+    self_reported = check_job(prompted)
+    issued_without = check_job(dataclasses.replace(prompted, issued=issued(sealed)))
+    issued_with = check_job(dataclasses.replace(prompted, issued=issued(sealed, agents=agents)))
+
+    assert codes(self_reported) == ["job-prompt-not-issued"]
+    assert "only an issued run may use them" in self_reported.problems[0].message
+    assert codes(issued_without)[0] == "job-prompt-not-issued"
+    assert "local-spec-mismatch" in codes(issued_without)
+    assert "job-prompt-not-issued" not in codes(issued_with)
+    assert "local-spec-mismatch" not in codes(issued_with)
+
+
+def test_extra_instructions_count_as_a_prompt(evidence: Evidence) -> None:
+    report = check_job(with_config(evidence, extra_instructions=["Be terse.", "Be kind."]))
+
+    assert codes(report) == ["job-prompt-not-issued"]
+    assert "2 extra instructions" in report.problems[0].message
+
+
+def test_an_environment_placement_refuses_is_refused_unless_issued(
+    evidence: Evidence, sealed: SealedJob
+) -> None:
+    refusal = Problem("board-environment-refused", "the environment x:Y is allowed elsewhere")
+    refused = dataclasses.replace(evidence, placement=Placement(problems=(refusal,)))
+
+    assert codes(check_job(refused)) == ["board-environment-refused"]
+    as_issued = dataclasses.replace(refused, placement=None, issued=issued(sealed))
+    assert check_job(as_issued).accepted
+
+
+def test_an_issued_run_matches_its_spec_and_its_digest(
+    evidence: Evidence, sealed: SealedJob
+) -> None:
+    report = check_job(dataclasses.replace(evidence, issued=issued(sealed)))
+
+    assert report.accepted
+    assert statuses(report)["spec-matches"] == statuses(report)["spec-digest-matches"] == "passed"
+
+
+def test_an_issued_run_of_another_spec_fails_both_spec_rules(
+    evidence: Evidence, sealed: SealedJob
+) -> None:
+    report = check_job(dataclasses.replace(evidence, issued=issued(sealed, n_attempts=3)))
+
+    assert codes(report) == ["local-spec-mismatch", "run-spec-digest-mismatch"]
+    assert report.problems[0].path == "config.json:n_attempts"
+    assert "n_attempts is 2 in the job, 3 in the spec" in report.problems[0].message

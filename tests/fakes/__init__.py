@@ -1,0 +1,1 @@
+"""Our own small stand-ins for outside services the tests can't reach (GitHub)."""
