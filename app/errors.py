@@ -70,6 +70,7 @@ STATUS_BY_CODE: dict[str, int] = {
     # Publishing, withdrawing and deleting (app/publish/).
     "job-already-published": 409,
     "job-withdrawn": 409,
+    "job-taken-down": 409,
     "job-not-published": 409,
     "publish-window-passed": 409,
     "publish-board-choice": 409,

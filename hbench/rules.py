@@ -150,6 +150,7 @@ RULE_CODES: frozenset[str] = frozenset(
         # Publishing, withdrawing and deleting (app/publish/), and the client (hbench bench).
         "job-already-published",
         "job-withdrawn",
+        "job-taken-down",
         "job-not-published",
         "publish-window-passed",
         "publish-board-choice",

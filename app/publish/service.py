@@ -153,6 +153,12 @@ def refuse_unpublishable(row: Job, now: datetime, policy: Policy) -> None:
             f"the job {row.id} was withdrawn at {_when(row.withdrawn_at)}, which is for good: "
             "it can't be published again. Run the benchmark again for a new result",
         )
+    if row.status is JobStatus.TAKEN_DOWN or row.taken_down_at is not None:
+        raise HbenchError(
+            "job-taken-down",
+            f"the job {row.id} was taken down by the maintainers, with the reason the audit "
+            "log gives; it can't go back on a board. Run the benchmark again for a new result",
+        )
     if files_hidden(row.status, row.uploaded_at, row.files_hidden_at, now, policy):
         deadline = publish_deadline(row.uploaded_at, policy)
         raise HbenchError(
