@@ -51,12 +51,17 @@ def pareto_frontier(points: Sequence[Point]) -> list[Point]:
     return frontier
 
 
+MIN_SPAN = 1e-9
+"""Below this fraction of the values' size, a range is treated as a single value."""
+
+
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
     """Round tick values from at or below `low` to at or above `high`: steps of 1, 2 or 5
     times a power of ten, about `count` of them."""
     if not (math.isfinite(low) and math.isfinite(high)):
         raise ValueError("ticks need finite bounds")
-    if high <= low:
+    # A span too small to divide (equal values, or float dust) gets a unit-wide axis.
+    if high - low <= MIN_SPAN * max(1.0, abs(low), abs(high)):
         high = low + 1.0
     raw = (high - low) / max(count, 1)
     power = 10.0 ** math.floor(math.log10(raw))

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.auth.service import ensure_account
 from app.bench.storage import (
+    SCRATCH_PREFIX,
     blob_key,
     id_time,
     key_time,
@@ -30,6 +31,7 @@ from app.blobs import LocalBlobStore
 from app.db.models import IssuedRunStatus, Job
 from app.db.session import Database
 from app.settings import Settings
+from app.uploads.archive import scratch_folder
 from hbench.errors import HbenchError
 
 from ..conftest import LOCAL
@@ -174,3 +176,8 @@ def test_the_service_sweeps_old_upload_folders_when_it_starts(
     with TestClient(app, **LOCAL):
         assert not left.exists()
         assert settings.upload_dir.is_dir()
+
+
+def test_the_sweep_knows_the_names_of_the_archive_readers_folders(tmp_path: Path) -> None:
+    with scratch_folder(tmp_path) as folder:
+        assert folder.name.startswith(SCRATCH_PREFIX)
