@@ -14,11 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
-from hbench import __version__
-from hbench.errors import HbenchError, Problem
-from hbench.rules import RULE_CODES
+from hbench.errors import HbenchError
+from hbench.service import ServiceClient
 from hbench.upload import RUN_TOKEN_HEADER
 
 RUNS_PATH = "/api/local-runs"
@@ -28,62 +25,15 @@ PROMPT_FILE = "prompt.j2"
 TOKEN_FILE = "run-token"  # noqa: S105 - a file name, not a secret
 RUN_FILE = "run.json"
 JOBS_DIR = "jobs"  # where `hbench run` writes jobs when the spec names no `jobs_dir`
-TIMEOUT = httpx.Timeout(30.0)
 PRIVATE = 0o600
 
 
 @dataclass(frozen=True)
-class Service:
-    """An hbench service: its base URL and the API token to send, if any.
+class Service(ServiceClient):
+    """The service's issued-runs endpoints (see `ServiceClient`)."""
 
-    Without a token, a service in local mode signs in its local user for requests from
-    the same machine.
-    """
-
-    url: str
-    token: str | None = None
-    transport: httpx.BaseTransport | None = None
-
-    @property
-    def base(self) -> str:
-        return self.url.rstrip("/")
-
-    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        """Send one request; return the JSON answer, or raise the service's refusal."""
-        headers = {"user-agent": f"hbench/{__version__}", "accept": "application/json"}
-        if self.token:
-            headers["authorization"] = f"Bearer {self.token}"
-        try:
-            with httpx.Client(timeout=TIMEOUT, transport=self.transport) as client:
-                answer = client.request(method, self.base + path, json=body, headers=headers)
-        except httpx.HTTPError as exc:
-            message = f"could not reach {self.base}: {exc.__class__.__name__}: {exc}"
-            raise HbenchError("runs-unreachable", message) from None
-        try:
-            data = answer.json()
-        except ValueError:
-            data = None
-        if answer.is_success and data is not None:
-            return data
-        raise refusal(self.base + path, answer.status_code, data)
-
-
-def refusal(url: str, status: int, body: Any) -> HbenchError:
-    """The service's refusal as an error, each problem with the service's own rule code."""
-    if not isinstance(body, dict) or "code" not in body:
-        message = f"{url} answered HTTP {status} without an hbench answer; is it an hbench service?"
-        return HbenchError("runs-unreachable", message)
-    listed = [e for e in body.get("errors") or [] if isinstance(e, dict)]
-    if not listed:
-        listed = [{"code": body.get("code"), "message": body.get("detail")}]
-    return HbenchError.from_problems([problem(e.get("code"), e.get("message")) for e in listed])
-
-
-def problem(code: object, message: object) -> Problem:
-    text = str(message or "the service refused the request")
-    if isinstance(code, str) and code in RULE_CODES:
-        return Problem(code, text.removesuffix(f" ({code})"))
-    return Problem("runs-refused", f"{text} [{code}]" if code else text)
+    unreachable_code = "runs-unreachable"
+    refused_code = "runs-refused"
 
 
 def issue_body(

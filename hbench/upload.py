@@ -15,9 +15,10 @@ import httpx
 
 from hbench import __version__
 from hbench.errors import HbenchError, Problem
-from hbench.rules import RULE_CODES
+from hbench.service import service_problem
 
 CHUNK = 1024 * 1024
+REFUSED = "upload-refused"  # a refusal whose code this client does not know
 RUN_TOKEN_HEADER = "hpg-run-token"  # noqa: S105 - a header name, not a secret
 TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=600.0, pool=15.0)
 
@@ -39,17 +40,12 @@ class UploadAnswer:
         listed = body.get("errors")
         if isinstance(listed, list) and listed:
             entries = [e for e in listed if isinstance(e, dict)]
-            return [_problem(e.get("code"), e.get("message")) for e in entries]
-        return [_problem(body.get("code"), body.get("detail") or str(self.body))]
-
-
-def _problem(code: object, message: object) -> Problem:
-    text = str(message or "the service refused the upload")
-    if isinstance(code, str) and code in RULE_CODES:
-        # The service's detail already ends with "(code)"; keep the sentence without it.
-        return Problem(code, text.removesuffix(f" ({code})"))
-    suffix = f" [{code}]" if isinstance(code, str) and code else ""
-    return Problem("upload-refused", text + suffix)
+            return [
+                service_problem(e.get("code"), e.get("message"), refused=REFUSED) for e in entries
+            ]
+        return [
+            service_problem(body.get("code"), body.get("detail") or str(self.body), refused=REFUSED)
+        ]
 
 
 def parse_header(raw: str) -> tuple[str, str]:
