@@ -27,6 +27,7 @@ RULE_CODES: frozenset[str] = frozenset(
         "manifest-file-missing",
         "manifest-file-extra",
         "manifest-file-changed",
+        "job-file-unreadable",
         "hbench-version-too-old",
         "job-unsafe-file",
         # Packing and uploading from the client.

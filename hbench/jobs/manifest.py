@@ -168,7 +168,7 @@ def seal(
     if unsafe:
         raise HbenchError.from_problems(unsafe)
     files = sorted((e.path, e.size) for e in tree.files if e.path != MANIFEST_NAME)
-    observed = sha256_files(job_dir, files, progress=progress)
+    observed = _hash_all(job_dir, files, progress)
     manifest = Manifest(
         format=FORMAT,
         hbench_version=__version__,
@@ -180,6 +180,22 @@ def seal(
     with atomic_writer(job_dir / MANIFEST_NAME) as stream:
         stream.write(manifest.to_json())
     return manifest
+
+
+def _hash_all(
+    job_dir: Path, files: list[tuple[str, int]], progress: Progress | None
+) -> dict[str, tuple[int, str]]:
+    """Every file's (size, sha256); a file that can't be read is an error with its code."""
+    try:
+        return sha256_files(job_dir, files, progress=progress)
+    except OSError as exc:
+        where = Path(exc.filename).relative_to(job_dir) if exc.filename else job_dir
+        raise HbenchError(
+            "job-file-unreadable",
+            f"could not read {where}: {exc.strerror}; give yourself read access to the "
+            "job's files (for example chmod -R u+r on the job folder)",
+            path=str(where),
+        ) from None
 
 
 def verify(
@@ -201,7 +217,7 @@ def verify(
         return list(error.problems)
     tree = scan(job_dir)
     files = [(e.path, e.size) for e in tree.files if e.path != MANIFEST_NAME]
-    observed = sha256_files(job_dir, files, progress=progress)
+    observed = _hash_all(job_dir, files, progress)
     return [
         *(_unsafe(u.path, u.what) for u in tree.unsafe),
         *compare(manifest, observed),

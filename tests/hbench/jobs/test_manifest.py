@@ -24,6 +24,7 @@ from hbench.jobs.manifest import (
     MIN_HBENCH_VERSION,
     Manifest,
     ManifestFile,
+    _hash_all,
     check_hbench_version,
     compare,
     load_manifest,
@@ -519,3 +520,11 @@ def test_random_trees_report_the_one_file_mutated(
             (job / target).write_bytes(b"")
             expected = ("manifest-file-extra", target)
         assert codes_and_paths(verify(job)) == [expected]
+
+
+def test_a_file_that_cannot_be_read_is_an_error_with_its_code(tmp_path: Path) -> None:
+    # A file listed by the folder walk but gone when hashed, as a read error would be.
+    with pytest.raises(HbenchError) as failed:
+        _hash_all(tmp_path, [("agent/gone.txt", 10)], None)
+    assert failed.value.code == "job-file-unreadable"
+    assert failed.value.problems[0].path == "agent/gone.txt"
