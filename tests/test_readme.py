@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 import typer
+from typer.core import TyperGroup
 from typer.main import get_command
 
 from hbench.cli.main import app
@@ -16,10 +16,10 @@ ROOT = Path(__file__).resolve().parents[1]
 def command_names(group: typer.Typer) -> list[str]:
     """Every command line of the CLI, such as `hbench jobs verify`."""
     root = get_command(group)
-    assert isinstance(root, click.Group)
+    assert isinstance(root, TyperGroup)
     names: list[str] = []
     for name, command in root.commands.items():
-        children = command.commands if isinstance(command, click.Group) else None
+        children = command.commands if isinstance(command, TyperGroup) else None
         if children:
             names += [f"hbench {name} {child}" for child in children]
         else:
