@@ -8,9 +8,11 @@ changes it holds.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +24,7 @@ from hbench.errors import HbenchError
 from registry.datarepo.state import RepoState
 
 BRANCH = "main"
+STALE_LOCK_SECONDS = 2.0
 TRACKING = f"refs/remotes/origin/{BRANCH}"
 
 
@@ -35,6 +38,7 @@ class Checkout:
         # Whether the working tree is known to equal HEAD (it is after a push of ours);
         # until then `sync` resets and cleans it.
         self._pristine = False
+        self.last_refusal = ""  # git's words for the last push the remote refused
 
     def ensure(self) -> None:
         """Clone on first use; later, point `origin` at the configured remote and clear
@@ -43,6 +47,7 @@ class Checkout:
         if self.create():
             return
         self._clear_stale_locks()
+        self._clear_stale_remote_locks()
         # The URL alone goes in .git/config: a token never does (git.py).
         self.git.run("config", "remote.origin.url", self.remote.url)
 
@@ -161,8 +166,26 @@ class Checkout:
             return True
         said = result.stdout + result.stderr
         if "[rejected]" in said or "[remote rejected]" in said:
+            # The porcelain line says why: `[rejected] (fetch first)` when the branch moved.
+            refused = [line for line in said.splitlines() if "rejected]" in line]
+            self.last_refusal = " ".join(refused[-1].split()) if refused else said.strip()
+            self._clear_stale_remote_locks()
             return False
         raise git_failed("push", self.path, result)
+
+    def _clear_stale_remote_locks(self) -> None:
+        # Local mode's bare repository is the service's own, pushed to by its writer alone.
+        # A crash of the machine kills the receiving end of a push too, and a ref lock it
+        # held would refuse every later push; a live push holds one for milliseconds, so
+        # one older than that is a leftover.
+        bare = self.remote.local_dir
+        if bare is None:
+            return
+        now = time.time()
+        for lock in [*bare.glob("*.lock"), *(bare / "refs").rglob("*.lock")]:
+            with contextlib.suppress(FileNotFoundError):
+                if now - lock.stat().st_mtime > STALE_LOCK_SECONDS:
+                    lock.unlink()
 
     def _clear_stale_locks(self) -> None:
         # A killed git leaves `index.lock` and ref locks behind, and every later command

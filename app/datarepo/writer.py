@@ -191,8 +191,9 @@ class Writer:
             landed |= self.checkout.landed(after=base) & {p.change.id for p in batch}
             base = head
         message = (
-            f"the data repository moved during each of {self.push_attempts} pushes in a row; "
-            "the writer tries again on its next round"
+            f"the data repository refused each of {self.push_attempts} pushes in a row, "
+            f"the last with {self.checkout.last_refusal!r}; the writer tries again on its "
+            "next round"
         )
         raise HbenchError("datarepo-push-rejected", message)
 

@@ -73,7 +73,7 @@ def test_a_writer_killed_at_random_points_loses_and_doubles_nothing(
         **os.environ,
         "HBENCH_STATE_DIR": str(state_dir),
         "HBENCH_DATABASE_URL": database_url,
-        "HBENCH_WRITER_BATCH_SIZE": "10",
+        "HBENCH_WRITER_BATCH_SIZE": "5",  # many commits: many points to be killed between
     }
     log = tmp_path / "writer.log"
     kills: list[int] = []  # how many entries were applied at each kill
@@ -93,7 +93,10 @@ def test_a_writer_killed_at_random_points_loses_and_doubles_nothing(
         if code == 0 and applied_count(database) == len(ids):
             drained = True
             break
-    context = f"seed {seed}, kills after {kills} applied, log:\n{log.read_text()[-3000:]}"
+    locks = sorted(str(p) for p in state_dir.rglob("*.lock"))
+    context = (
+        f"seed {seed}, kills after {kills} applied, locks {locks}, log:\n{log.read_text()[-3000:]}"
+    )
     assert drained and len(kills) >= MIN_KILLS, context
 
     rows = outbox_rows(database)
@@ -130,13 +133,13 @@ def _killed(writer: subprocess.Popen[bytes], database: Database, rng: random.Ran
     """
     start = applied_count(database)
     if rng.random() < 0.5:
-        deadline = time.monotonic() + rng.uniform(0.3, 2.5)
+        deadline = time.monotonic() + rng.uniform(0.2, 1.2)
         while time.monotonic() < deadline and writer.poll() is None:
             time.sleep(0.01)
     else:
         while writer.poll() is None and applied_count(database) == start:
             time.sleep(0.02)
-        time.sleep(rng.uniform(0, 0.25))
+        time.sleep(rng.uniform(0, 0.15))
     if writer.poll() is not None:
         return False
     os.killpg(writer.pid, signal.SIGKILL)

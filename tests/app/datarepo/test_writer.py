@@ -4,6 +4,7 @@ rejected pushes, crashes, and two writers pushing to one repository at once."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import threading
@@ -337,3 +338,24 @@ def test_the_local_remote_refuses_to_lose_history(remote: Path) -> None:
     config = git(remote, "config", "--list")
     assert "receive.denynonfastforwards=true" in config
     assert "receive.denydeletes=true" in config
+
+
+def test_a_ref_lock_a_crash_left_in_the_local_repository_is_cleared(
+    database: Database, remote: Path, tmp_path: Path
+) -> None:
+    changes = enqueue_all(database, [publish(1)])
+    # The receiving end of a push killed with the machine, holding the branch's lock.
+    lock = remote / "refs" / "heads" / "main.lock"
+    lock.write_text("0" * 40 + "\n")
+    os.utime(lock, (time.time() - 60, time.time() - 60))
+    elsewhere = Writer(database, Checkout(tmp_path / "c1", Remote(str(remote))), backoff=0.001)
+    with pytest.raises(HbenchError) as refused:  # a remote not ours: its locks are left alone
+        elsewhere.drain()
+    assert refused.value.code == "datarepo-push-rejected"
+    assert "[remote rejected]" in refused.value.detail
+    assert lock.exists()
+
+    ours = Remote(str(remote), local_dir=remote)  # local mode's own bare repository
+    assert Writer(database, Checkout(tmp_path / "c2", ours)).drain().applied == 1
+    assert not lock.exists()
+    assert trailers(remote) == dict.fromkeys(changes, 1)
