@@ -1,9 +1,11 @@
-"""`hbench-app data-repo` (also `python -m app.datarepo`): run the data-repo writer from
-the command line.
+"""`hbench-app data-repo` (also `python -m app.datarepo`): the data repository from the
+command line.
 
-`write --once` drains the outbox and exits, for scripts and crash-recovery checks;
-without it the writer keeps polling in the foreground, for a deployment that runs it as
-its own process (with `HBENCH_WRITER_ENABLED=false` on the service).
+`init DIR` creates a new data repository (the default registry and the Pages workflow in
+a first commit on `main`). `write --once` drains the outbox and exits, for scripts and
+crash-recovery checks; without it the writer keeps polling in the foreground, for a
+deployment that runs it as its own process (with `HBENCH_WRITER_ENABLED=false` on the
+service).
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ import typer
 
 from app.datarepo.lock import writer_lock
 from app.datarepo.outbox import counts
+from app.datarepo.repo_init import create_data_repository, initial_files
 from app.datarepo.service import writer_for
 from app.datarepo.writer import DrainReport, Writer
 from app.db.migrate import upgrade
 from app.db.session import Database
 from app.settings import load_settings
+from app.site.workflow import pages_workflow_files
 from hbench.cli.output import handled
 
 data_repo = typer.Typer(help="Write the public data repository.", no_args_is_help=True)
@@ -31,6 +35,19 @@ def _group() -> None:
     # A group, even with one command, so `write` is named the same from either entry
     # point (`hbench-app data-repo write`, `python -m app.datarepo write`).
     pass
+
+
+@data_repo.command("init")
+def init(
+    path: Annotated[Path, typer.Argument(help="The new data repository's folder: new, or empty.")],
+) -> None:
+    """Create a data repository: the default registry and the Pages workflow that builds
+    and deploys its site, in a first commit on main. Push it to GitHub to deploy."""
+    with handled():
+        create_data_repository(
+            path, bare=False, files={**initial_files(), **pages_workflow_files()}
+        )
+    typer.echo(f"Created the data repository {path} (branch main, one commit).")
 
 
 @data_repo.command("write")
