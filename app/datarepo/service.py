@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from app.datarepo.checkout import Checkout
@@ -18,6 +20,8 @@ from app.datarepo.outbox import DOORBELL
 from app.datarepo.writer import Writer
 from app.db.session import Database
 from app.settings import Settings
+from app.site.config import SiteConfig
+from app.site.serve import rebuild
 from hbench.errors import HbenchError
 
 log = logging.getLogger(__name__)
@@ -52,6 +56,11 @@ def prepare_local_data_repository(settings: Settings) -> Path:
     return checkout.path
 
 
+def rebuild_site(settings: Settings) -> None:
+    """Bring the site the service serves (`/site`) up to date with the data repository."""
+    rebuild(settings.data_repository_dir, settings.site_dir, SiteConfig.from_settings(settings))
+
+
 def writer_for(
     settings: Settings, database: Database, tokens: TokenProvider | None = None
 ) -> Writer:
@@ -68,11 +77,23 @@ def writer_for(
 
 class BackgroundWriter:
     """Runs a writer in a thread until stopped: whenever this process enqueues a change,
-    and every `poll_interval` seconds for changes enqueued elsewhere."""
+    and every `poll_interval` seconds for changes enqueued elsewhere.
 
-    def __init__(self, writer: Writer, *, poll_interval: float) -> None:
+    `after_write`, if given, runs in the same thread after a round that committed
+    something (the service rebuilds the site it serves), so it never sees the checkout
+    in the middle of a batch.
+    """
+
+    def __init__(
+        self,
+        writer: Writer,
+        *,
+        poll_interval: float,
+        after_write: Callable[[], object] | None = None,
+    ) -> None:
         self.writer = writer
         self.poll_interval = poll_interval
+        self.after_write = after_write
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hbench-datarepo-writer")
@@ -101,7 +122,9 @@ class BackgroundWriter:
         """One round; False when it failed (the next round waits longer)."""
         try:
             with writer_lock(self.writer.database, wait=0):
-                self.writer.drain(self._stopping)
+                report = self.writer.drain(self._stopping)
+            if report.commits and self.after_write is not None:
+                self.after_write()
         except HbenchError as error:
             if error.code == "datarepo-writer-busy":  # another replica's turn
                 return True
@@ -126,6 +149,7 @@ def start_background_writer(
     writer = BackgroundWriter(
         writer_for(settings, database, tokens),
         poll_interval=settings.writer_poll_interval.total_seconds(),
+        after_write=partial(rebuild_site, settings),
     )
     writer.start()
     return writer

@@ -53,7 +53,7 @@ def test_the_service_starts_a_local_data_repository_and_writes_it_in_the_backgro
         state_dir=tmp_path / "state", database_url=database_url, writer_poll_interval=3600
     )
     remote = settings.data_repository_remote_dir
-    with local_client(settings):
+    with local_client(settings) as client:
         # Made on first start, in the writer's thread so that start-up doesn't wait.
         checkout = settings.data_repository_dir
         assert wait_for((checkout / "registry").is_dir)  # the writer's clone
@@ -65,6 +65,9 @@ def test_the_service_starts_a_local_data_repository_and_writes_it_in_the_backgro
         assert wait_for(lambda: all(row.applied_at for row in outbox_rows(database)))
         assert (checkout / layout.run_file("hbench-demo", "run-0001")).is_file()
         assert len(writer_threads()) == 1
+        # After its commit the writer rebuilt the site the service serves.
+        assert wait_for(lambda: client.get("/site/boards/hbench-demo/").status_code == 200)
+        assert "run-0001" in client.get("/site/boards/hbench-demo/").text
     assert writer_threads() == []  # stopped with the service
 
 
