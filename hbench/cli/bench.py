@@ -3,7 +3,6 @@ withdraw and delete them."""
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, Any
 
 import typer
@@ -12,42 +11,19 @@ from rich.table import Table
 
 from hbench.bench import Bench
 from hbench.cli.output import console, handled
-from hbench.errors import HbenchError
+from hbench.cli.service_options import TokenEnvOption, UrlOption, token_from_env
 
 app = typer.Typer(
     help="Your bench: list, show, publish, withdraw and delete your uploaded jobs.",
     no_args_is_help=True,
 )
 
-UrlOption = Annotated[
-    str,
-    typer.Option(
-        "--url", help="The service's base address, such as https://hbench.example (no /api/…)."
-    ),
-]
-TokenEnvOption = Annotated[
-    str | None,
-    typer.Option(
-        "--token-env",
-        help="The variable holding your API token (hpg_…). Leave it out for a service on "
-        "this machine in local mode, which signs in its local user.",
-    ),
-]
 JobArgument = Annotated[str, typer.Argument(help="The job's id, from `hbench bench list`.")]
 
 
 def bench_for(url: str, token_env: str | None) -> Bench:
     """Your bench on the service, with the API token the named variable holds."""
-    if token_env is None:
-        return Bench(url)
-    token = os.environ.get(token_env, "").strip()
-    if not token:
-        message = (
-            f"the variable {token_env} is unset or empty; set it to your API token "
-            f"(export {token_env}=hpg_…), or leave --token-env out for a local service"
-        )
-        raise HbenchError("bench-token-missing", message)
-    return Bench(url, token)
+    return Bench(url, token_from_env(token_env, "bench-token-missing"))
 
 
 @app.command("list")

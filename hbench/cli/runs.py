@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -12,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from hbench.cli.output import console, handled
-from hbench.errors import HbenchError
+from hbench.cli.service_options import TokenEnvOption, UrlOption, token_from_env
 from hbench.issue import (
     RUNS_PATH,
     Service,
@@ -30,34 +29,10 @@ app = typer.Typer(
     help="Issue runs from an hbench service, list them, and abandon them.", no_args_is_help=True
 )
 
-UrlOption = Annotated[
-    str,
-    typer.Option(
-        "--url", help="The service's base address, such as https://hbench.example (no /api/…)."
-    ),
-]
-TokenEnvOption = Annotated[
-    str | None,
-    typer.Option(
-        "--token-env",
-        help="The variable holding your API token (hpg_…). Leave it out for a service on "
-        "this machine in local mode, which signs in its local user.",
-    ),
-]
-
 
 def service_for(url: str, token_env: str | None) -> Service:
     """The service to call, with the API token the named variable holds."""
-    if token_env is None:
-        return Service(url)
-    token = os.environ.get(token_env, "").strip()
-    if not token:
-        message = (
-            f"the variable {token_env} is unset or empty; set it to your API token "
-            f"(export {token_env}=hpg_…), or leave --token-env out for a local service"
-        )
-        raise HbenchError("runs-token-missing", message)
-    return Service(url, token)
+    return Service(url, token_from_env(token_env, "runs-token-missing"))
 
 
 @app.command()
