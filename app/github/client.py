@@ -12,6 +12,8 @@ so every call goes through githubkit's real HTTP path.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
 
 import httpx
@@ -209,27 +211,19 @@ class GitHubKitClient:
     async def create_comment(self, repo: Repo, issue_number: int, body: str) -> Comment:
         gh = await self._installation(repo)
         what = f"a comment on {repo}#{issue_number}"
-        try:
+        with asking(what):
             response = await gh.rest.issues.async_create_comment(
                 repo.owner, repo.name, issue_number, body=body
             )
-        except RequestFailed as failed:
-            raise request_failed(failed, what) from None
-        except RequestError as error:
-            raise unreachable(error, what) from None
         return comment_from(json_of(response))
 
     async def edit_comment(self, repo: Repo, comment_id: int, body: str) -> Comment:
         gh = await self._installation(repo)
         what = f"comment {comment_id} on {repo}"
-        try:
+        with asking(what):
             response = await gh.rest.issues.async_update_comment(
                 repo.owner, repo.name, comment_id, body=body
             )
-        except RequestFailed as failed:
-            raise request_failed(failed, what) from None
-        except RequestError as error:
-            raise unreachable(error, what) from None
         return comment_from(json_of(response))
 
     async def find_marked_comment(
@@ -238,14 +232,10 @@ class GitHubKitClient:
         gh = await self._installation(repo)
         what = f"the comments on {repo}#{issue_number}"
         for page in range(1, MAX_COMMENT_PAGES + 1):
-            try:
+            with asking(what):
                 response = await gh.rest.issues.async_list_comments(
                     repo.owner, repo.name, issue_number, per_page=PAGE_SIZE, page=page
                 )
-            except RequestFailed as failed:
-                raise request_failed(failed, what) from None
-            except RequestError as error:
-                raise unreachable(error, what) from None
             items: list[dict[str, Any]] = response.raw_response.json()
             for item in items:
                 comment = comment_from(item)
@@ -259,14 +249,10 @@ class GitHubKitClient:
     async def react(self, repo: Repo, comment_id: int, reaction: Reaction) -> None:
         gh = await self._installation(repo)
         what = f"a reaction to comment {comment_id} on {repo}"
-        try:
+        with asking(what):
             await gh.rest.reactions.async_create_for_issue_comment(
                 repo.owner, repo.name, comment_id, content=reaction
             )
-        except RequestFailed as failed:
-            raise request_failed(failed, what) from None
-        except RequestError as error:
-            raise unreachable(error, what) from None
 
     async def create_check_run(self, repo: Repo, check: CheckRun) -> int:
         gh = await self._installation(repo)
@@ -277,7 +263,7 @@ class GitHubKitClient:
         if check.text is not None:
             output["text"] = check.text
         what = f"the check run {check.name!r} on {repo}@{check.head_sha[:12]}"
-        try:
+        with asking(what):
             response = await gh.rest.checks.async_create(
                 repo.owner,
                 repo.name,
@@ -288,10 +274,6 @@ class GitHubKitClient:
                 output=output,
                 details_url=check.details_url or UNSET,
             )
-        except RequestFailed as failed:
-            raise request_failed(failed, what) from None
-        except RequestError as error:
-            raise unreachable(error, what) from None
         return int(json_of(response)["id"])
 
     async def user_from_oauth_code(self, code: str, redirect_uri: str) -> GitHubUser:
@@ -341,6 +323,17 @@ def comment_from(data: dict[str, Any]) -> Comment:
         author=user_from(data["user"]),
         app_id=int(app["id"]) if isinstance(app, dict) and "id" in app else None,
     )
+
+
+@contextmanager
+def asking(what: str) -> Iterator[None]:
+    """Turn githubkit's failures of one request into an error naming what was asked for."""
+    try:
+        yield
+    except RequestFailed as failed:
+        raise request_failed(failed, what) from None
+    except RequestError as error:
+        raise unreachable(error, what) from None
 
 
 def request_failed(
