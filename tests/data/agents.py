@@ -33,11 +33,21 @@ def _report_usage(context: AgentContext) -> None:
     context.cost_usd = COST_USD
 
 
+class ScriptedAgent(BaseAgent):
+    """What these agents share: a version of their own and nothing to set up."""
+
+    def version(self) -> str:
+        return "0.1.0"
+
+    async def setup(self, environment: BaseEnvironment) -> None:
+        return None
+
+
 class FlakyAgentError(RuntimeError):
     """Raised by `FlakyAgent`; not in Harbor's default retry exclusions, so it is retried."""
 
 
-class FlakyAgent(BaseAgent):
+class FlakyAgent(ScriptedAgent):
     """Crashes the first time it meets each task in a job, then solves it like the oracle.
 
     With `--max-retries 1` every trial crashes once and is retried; with `-k 2`
@@ -50,12 +60,6 @@ class FlakyAgent(BaseAgent):
     @staticmethod
     def name() -> str:
         return "flaky"
-
-    def version(self) -> str:
-        return "0.1.0"
-
-    async def setup(self, environment: BaseEnvironment) -> None:
-        return None
 
     async def run(
         self, instruction: str, environment: BaseEnvironment, context: AgentContext
@@ -82,18 +86,12 @@ class BrokenAgentError(RuntimeError):
     """Raised by `BrokenAgent` on every attempt."""
 
 
-class BrokenAgent(BaseAgent):
+class BrokenAgent(ScriptedAgent):
     """Crashes on every attempt, after reporting its usage, so no trial gets a reward."""
 
     @staticmethod
     def name() -> str:
         return "broken"
-
-    def version(self) -> str:
-        return "0.1.0"
-
-    async def setup(self, environment: BaseEnvironment) -> None:
-        return None
 
     async def run(
         self, instruction: str, environment: BaseEnvironment, context: AgentContext
@@ -102,18 +100,12 @@ class BrokenAgent(BaseAgent):
         raise BrokenAgentError("this agent always crashes")
 
 
-class SlowAgent(BaseAgent):
+class SlowAgent(ScriptedAgent):
     """Sleeps far longer than a test waits, so a test can interrupt a running job."""
 
     @staticmethod
     def name() -> str:
         return "slow"
-
-    def version(self) -> str:
-        return "0.1.0"
-
-    async def setup(self, environment: BaseEnvironment) -> None:
-        return None
 
     async def run(
         self, instruction: str, environment: BaseEnvironment, context: AgentContext
