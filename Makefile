@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export HARBOR_TELEMETRY := 0
 
-.PHONY: help venv system-deps demo test lint typecheck check bench clean
+.PHONY: help venv system-deps demo test lint lint-actions typecheck check bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -35,16 +35,27 @@ test: system-deps $(PY)  ## the README's second command: lint, type-check and ru
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(MAKE) lint-actions
 	$(VENV)/bin/pytest
 
 lint: $(PY)  ## ruff only
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 
+# The Action, its steps and the workflows: zizmor (offline), actionlint, and the
+# GitHub Actions and workflow schemas bundled with check-jsonschema.
+ACTION_FILES := action.yml $(wildcard actions/*/action.yml)
+WORKFLOW_FILES := $(wildcard .github/workflows/*.yml) app/site/pages-workflow.yml
+lint-actions: $(PY)  ## lint the Action and the workflows (zizmor, actionlint, schemas)
+	$(VENV)/bin/zizmor --offline --quiet --config .github/zizmor.yml $(ACTION_FILES) $(WORKFLOW_FILES)
+	$(VENV)/bin/actionlint $(WORKFLOW_FILES)
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-actions $(ACTION_FILES)
+	$(VENV)/bin/check-jsonschema --builtin-schema vendor.github-workflows $(WORKFLOW_FILES)
+
 typecheck: $(PY)  ## mypy (strict) only
 	$(VENV)/bin/mypy
 
-bench: $(PY)  ## run every benchmark under bench/ and print their figures
-	@for script in bench/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+bench: $(PY)  ## run every benchmark, each beside its baseline, in one table (also build/bench.md)
+	$(PY) bench/run_all.py
 
 clean:  ## remove what the demo and the tests leave behind
 	rm -rf demo-run build .pytest_cache .mypy_cache .ruff_cache

@@ -16,6 +16,7 @@ The runs API under `/v1` keeps the shape of the skill document it implements
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -28,11 +29,14 @@ from fastapi.exception_handlers import (
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from hbench.errors import HbenchError, Problem
 from hbench.rules import RULE_CODES
+
+logger = logging.getLogger(__name__)
 
 API_PREFIX = "/api"
 V1_PREFIX = "/v1"
@@ -101,10 +105,14 @@ STATUS_BY_CODE: dict[str, int] = {
     "oidc-workflow-untrusted": 403,
     "oidc-token-reused": 401,
     "oidc-issuer-unavailable": 503,
+    "oidc-token-not-accepted": 401,
+    "oidc-repository-not-installed": 403,
+    "oidc-account-unknown": 403,
     "oauth-state-mismatch": 400,
     "oauth-denied": 400,
     "oauth-exchange-failed": 502,
     "csrf-refused": 403,
+    "csrf-token-invalid": 403,
     # Reports, take-downs and the deny list (app/reports/).
     "report-target-unknown": 404,
     "report-limit": 429,
@@ -287,6 +295,36 @@ async def handle_http_error(request: Request, error: Exception) -> Response:
     return response
 
 
+def is_database_unavailable(error: BaseException) -> bool:
+    """A failure to reach or write the database, not a fault in what was asked of it: a
+    dropped or refused connection, a locked or read-only SQLite file."""
+    if isinstance(error, (OperationalError, InterfaceError)):
+        return True
+    return isinstance(error, DBAPIError) and error.connection_invalidated
+
+
+async def handle_database_error(request: Request, error: Exception) -> Response:
+    # Nothing of the request was committed: the session rolls back when it closes, and the
+    # pool replaces the broken connection. The driver's text stays in the server's log.
+    if not is_database_unavailable(error):
+        raise error  # a bug, not an outage: the server logs its traceback and answers 500
+    assert isinstance(error, DBAPIError)  # noqa: S101  # registered for this type only
+    logger.warning(
+        "database unavailable during %s %s: %s",
+        request.method,
+        request.url.path,
+        type(error.orig).__name__ if error.orig is not None else type(error).__name__,
+    )
+    problem = Problem(
+        "service-unavailable",
+        "the service can't reach its database right now, so nothing was changed; "
+        "try again in a minute",
+    )
+    if not is_api(request) and not is_v1(request):
+        return PlainTextResponse(f"{problem.message} ({problem.code})", status_code=503)
+    return respond(request, [problem])
+
+
 async def handle_unexpected_error(request: Request, _error: Exception) -> Response:
     # The server logs the traceback; the body says only that it failed, so no secret,
     # path or stack frame can leak to the caller.
@@ -303,6 +341,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(HbenchError, handle_hbench_error)
     app.add_exception_handler(RequestValidationError, handle_validation_error)
     app.add_exception_handler(StarletteHTTPException, handle_http_error)
+    app.add_exception_handler(DBAPIError, handle_database_error)
     app.add_exception_handler(Exception, handle_unexpected_error)
 
 

@@ -22,12 +22,15 @@ from app.dependencies import Resources
 from app.errors import install_error_handlers
 from app.github import oauth as github_oauth
 from app.github import webhooks as github_webhooks
+from app.github.tokens import InstallationTokens
 from app.publish import routes as publish_routes
 from app.reports import routes as reports_routes
 from app.runs import routes as runs_routes
+from app.security import install_security_headers
 from app.settings import Settings, get_settings
 from app.site.serve import mount_site
 from app.v1 import routes as v1_routes
+from app.web import install as install_web_pages
 from hbench import __version__
 
 DESCRIPTION = """\
@@ -51,7 +54,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings is not None:
         app.dependency_overrides[get_settings] = lambda: settings
     install_error_handlers(app)
-    mount_site(app, app_settings(app).site_dir)
+    served = app_settings(app)
+    install_security_headers(app, hsts=served.mode == "github" and is_https(served.public_url))
+    mount_site(app, served.site_dir)
     app.include_router(health.router)
     app.include_router(auth_routes.router)
     app.include_router(runs_routes.router)
@@ -62,7 +67,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(v1_routes.router)
     app.include_router(github_webhooks.router)
     app.include_router(github_oauth.router)
+    install_web_pages(app)
     return app
+
+
+def is_https(url: str | None) -> bool:
+    return url is not None and url.startswith("https://")
 
 
 def app_settings(app: FastAPI) -> Settings:
@@ -100,7 +110,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     # The data-repo writer drains the outbox in the background (app/datarepo/service.py).
     writer = None
     try:
-        writer = start_background_writer(settings, resources.database)
+        # In GitHub mode it pushes with the App's installation tokens (None in local mode).
+        tokens = InstallationTokens.from_settings(settings)
+        writer = start_background_writer(settings, resources.database, tokens)
         yield
     finally:
         if writer is not None:

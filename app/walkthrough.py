@@ -107,6 +107,22 @@ def board_shows_entry(page: str) -> bool:
     return False
 
 
+def show_entry_and_run(site: Path, url: str) -> None:
+    """Check the built site's entry and run pages for the published demo job, and print
+    their addresses on the running service."""
+    board = site / "boards" / "hbench-demo"
+    runs = sorted((board / "runs").glob("*.html"))
+    entries = sorted((board / "entries").glob("oracle-*.html"))
+    if not runs or not entries:
+        sys.exit("walkthrough stopped: the site has no entry or run page for the demo job")
+    run_page = runs[-1].read_text()
+    if "prime-factor" not in run_page:
+        sys.exit("walkthrough stopped: the run page does not show the demo's tasks")
+    for page in (entries[-1], runs[-1]):
+        print(f"{url}/site/{page.relative_to(site).as_posix()}")
+    print("the entry and run pages show the demo run, task by task")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dir", type=Path, default=Path("demo-run"), help="where to keep it all")
@@ -114,7 +130,13 @@ def main(argv: list[str] | None = None) -> int:
     root: Path = args.dir.resolve()
     root.mkdir(parents=True, exist_ok=True)
     state = root / "state"
-    env = {**os.environ, "HARBOR_TELEMETRY": "0", "HBENCH_MODE": "local"}
+    # The API token and the web pages' local user are one account, `demo`.
+    env = {
+        **os.environ,
+        "HARBOR_TELEMETRY": "0",
+        "HBENCH_MODE": "local",
+        "HBENCH_LOCAL_LOGIN": "demo",
+    }
     hbench = str(BIN / "hbench")
 
     token = step(
@@ -168,6 +190,14 @@ def main(argv: list[str] | None = None) -> int:
         if not board_shows_entry(board_page):
             sys.exit("walkthrough stopped: the served board page does not show the demo job")
         print("the served board page lists the demo entry")
+        show_entry_and_run(site, url)
+        bench_page = f"{url}/bench"
+        print(f"\n== Your bench, the web page (the local user is signed in from this machine)"
+              f"\nGET {bench_page}")  # fmt: skip
+        answer = httpx.get(bench_page, timeout=10)
+        if answer.status_code != 200 or f"/bench/jobs/{job_id}" not in answer.text:
+            sys.exit("walkthrough stopped: the Your bench page does not list the demo job")
+        print(f"the page lists job {job_id}; open {url}/ in a browser for every page")
     print(
         f"\nDone. The run's folder is {run_dir}; the service's state is in {state}; the "
         f"board's page is {site / 'boards' / 'hbench-demo' / 'index.html'}, and "

@@ -31,6 +31,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from report import Row, emit
+
 MIB = 1024 * 1024
 GOAL_RATIO = 1.3
 OPENSSL = shutil.which("openssl")
@@ -203,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         ratio = statistics.median(o / s for o, s in zip(rounds.openssl, sums, strict=True))
         print(f"{'openssl':<12}{took:>9.3f}{mib / took:>9.0f}{ratio:>13.2f}x{'(reference)':>12}")
     missed = False
+    rows = []
     for name, runs in (("seal", rounds.seal), ("verify", rounds.verify)):
         took = statistics.median(r.seconds for r in runs)
         # Each round's own ratio, so a busy moment slows both sides of it alike.
@@ -211,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
         missed |= not ok
         verdict = f"≤{GOAL_RATIO}x " + ("ok" if ok else "MISSED")
         print(f"{name:<12}{took:>9.3f}{mib / took:>9.0f}{ratio:>13.2f}x{verdict:>12}")
+        rows.append(Row("seal/verify", f"{name} {mib:.0f} MiB", took, "s", "sha256sum", base,
+                        f"≤{GOAL_RATIO}x", ratio))  # fmt: skip
 
     print(f"\npeak RSS of the child (after imports → peak), same {n_files} files:")
     print(f"{'':<12}{f'{mib / 5:.0f} MiB job':>22}{f'{mib:.0f} MiB job':>22}{'growth':>9}")
@@ -221,6 +226,10 @@ def main(argv: list[str] | None = None) -> int:
         missed |= not flat
         print(f"{name:<12}{small_runs[name].rss:>22}{full_run.rss:>22}{growth:>+7.1f}M "
               + ("flat" if flat else "GROWS"))  # fmt: skip
+        rows.append(Row("seal/verify", f"{name} peak RSS", full_run.peak_mib, "MiB",
+                        f"{mib / 5:.0f} MiB job", small_runs[name].peak_mib,
+                        f"+{FLAT_MIB} MiB at most"))  # fmt: skip
+    emit(rows)
     return 1 if missed else 0
 
 

@@ -129,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
     load, one, full, rebuild = (statistics.median(t) for t in (loads, serial, fulls, rebuilds))
     ratio = full / load
     print(f"runs {args.runs}, boards {args.boards}, {pages} pages, median of {args.repeats}")
+    # The figures are only comparable on a quiet machine: say how busy this one was.
+    print(f"load average (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
+          f" on {os.cpu_count()} CPUs")  # fmt: skip
     print(f"load + parse JSON:        {load:.3f} s")
     print(f"full build, 1 process:    {one:.3f} s ({one / load:.2f}x)")
     print(f"full build, {WORKERS} processes:  {full:.3f} s (as `hbench-app site build` runs)")

@@ -5,7 +5,7 @@ size of a small benchmark run once packed. The service is `hbench-app serve` in 
 process, on SQLite in a fresh state directory (or on PostgreSQL with `--database-url`).
 Every upload goes the whole way: streamed body, archive checks, the rule table,
 redaction, the packed blob and the row. The figures are throughput and the p50/p99
-latency of an upload as a client sees it.
+latency of an upload as a client sees it, beside the same uploads sent one at a time.
 
     .venv/bin/python bench/upload_concurrent.py
     .venv/bin/python bench/upload_concurrent.py --uploads 500 --concurrency 50
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from report import Row, emit
 
 from hbench.demo import demo_spec, materialize
 from hbench.jobs.pack import pack
@@ -147,8 +148,10 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def report(figures: Figures, backend: str) -> int:
+def report(figures: Figures, serial: Figures, backend: str) -> int:
     ms = [latency * 1000 for latency in figures.latencies]
+    serial_ms = [latency * 1000 for latency in serial.latencies]
+    serial_rate = serial.uploads / serial.wall
     print(f"\njob: the demo dataset, 5 trials, {figures.archive_bytes / 1024:.1f} KiB packed")
     print(f"service: hbench-app serve on loopback, {backend}")
     print(f"{figures.uploads} uploads, {figures.concurrency} at a time, after {WARM_UP} warm-up")
@@ -157,8 +160,20 @@ def report(figures: Figures, backend: str) -> int:
     print(f"{'latency p50':<24}{statistics.median(ms):>10.0f} ms")
     print(f"{'latency p99':<24}{percentile(ms, 0.99):>10.0f} ms")
     print(f"{'latency max':<24}{max(ms):>10.0f} ms")
-    if figures.failures:
-        print(f"\n{len(figures.failures)} uploads failed, the first: {figures.failures[0]}")
+    print(f"{'one at a time':<24}{serial_rate:>10.1f} uploads/s, "
+          f"p50 {statistics.median(serial_ms):.0f} ms ({serial.uploads} uploads)")  # fmt: skip
+    rate = figures.uploads / figures.wall
+    emit([
+        Row("upload concurrency", f"{figures.concurrency} at a time: throughput", rate,
+            "uploads/s", "one at a time", serial_rate),
+        Row("upload concurrency", f"{figures.concurrency} at a time: latency p50",
+            statistics.median(ms), "ms", "one at a time", statistics.median(serial_ms)),
+        Row("upload concurrency", f"{figures.concurrency} at a time: latency p99",
+            percentile(ms, 0.99), "ms", "one at a time", percentile(serial_ms, 0.99)),
+    ])  # fmt: skip
+    failures = figures.failures + serial.failures
+    if failures:
+        print(f"\n{len(failures)} uploads failed, the first: {failures[0]}")
         return 1
     return 0
 
@@ -167,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--uploads", type=int, default=200)
     parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--serial", type=int, default=20, help="uploads sent one at a time")
     parser.add_argument("--database-url", help="a PostgreSQL URL (default: SQLite)")
     parser.add_argument("--dir", type=Path, help="where the state lives (default: $TMPDIR)")
     args = parser.parse_args(argv)
@@ -183,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         process, url = start_service(state, env)
         try:
             token = api_token(state, env)
+            serial = asyncio.run(upload_all(url, token, out.getvalue(), args.serial, 1))
             figures = asyncio.run(
                 upload_all(url, token, out.getvalue(), args.uploads, args.concurrency)
             )
@@ -190,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             process.terminate()
             process.wait(timeout=30)
     backend = "PostgreSQL" if args.database_url else "SQLite"
-    return report(figures, f"{backend}, state in {args.dir or tempfile.gettempdir()}")
+    return report(figures, serial, f"{backend}, state in {args.dir or tempfile.gettempdir()}")
 
 
 if __name__ == "__main__":

@@ -78,6 +78,7 @@ RULE_CODES: frozenset[str] = frozenset(
         "archive-empty",
         # The registry, boards and the data repository (registry/).
         "registry-not-found",
+        "registry-too-many-files",
         "registry-json-invalid",
         "registry-schema-invalid",
         "registry-empty",
@@ -195,10 +196,14 @@ RULE_CODES: frozenset[str] = frozenset(
         "oidc-workflow-untrusted",
         "oidc-token-reused",
         "oidc-issuer-unavailable",
+        "oidc-token-not-accepted",
+        "oidc-repository-not-installed",
+        "oidc-account-unknown",
         "oauth-state-mismatch",
         "oauth-denied",
         "oauth-exchange-failed",
         "csrf-refused",
+        "csrf-token-invalid",
         # Reports, take-downs and the deny list (app/reports/).
         "report-target-missing",
         "report-target-unknown",
@@ -225,6 +230,14 @@ RULE_CODES: frozenset[str] = frozenset(
         "push-token-missing",
         "push-unreachable",
         "push-refused",
+        # The GitHub Action's steps (hbench/action/).
+        "action-input-invalid",
+        "action-environment-missing",
+        "action-oidc-unavailable",
+        "action-oidc-failed",
+        "action-env-missing",
+        "action-run-failed",
+        "action-handoff-missing",
     }
 )
 

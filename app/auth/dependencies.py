@@ -2,7 +2,8 @@
 
 A request is signed in by an API token (`authorization: Bearer hpg_…`), by the cookie
 GitHub sign-in sets (`app/github/oauth.py`), or, in local mode only, as the local user
-when it comes from this machine.
+when it comes from this machine. A GitHub Actions OIDC token is refused here: issuing a
+run is the one thing it is taken for (`app/github/trusted.py`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,15 @@ from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.auth.service import authenticate_api_token, ensure_account, refuse_denied
+from app.auth.tokens import API_TOKEN_PREFIX
 from app.clock import ClockDep
 from app.db.models import Account, utcnow
 from app.dependencies import SessionDep, SettingsDep
 from app.github.sessions import session_account as github_session_account
 from app.settings import Settings
 from hbench.errors import HbenchError
+
+JWT_PARTS = 3
 
 bearer = HTTPBearer(
     auto_error=False,
@@ -39,6 +43,15 @@ class Caller:
     account: Account
     via: Literal["token", "session", "local"]
     token_id: uuid.UUID | None = None
+
+
+def looks_like_jwt(value: str) -> bool:
+    """Whether a bearer reads as a JWT (a GitHub Actions OIDC token) rather than an API
+    token: three dot-separated parts, none empty, and not `hpg_…`."""
+    if value.startswith(API_TOKEN_PREFIX):
+        return False
+    parts = value.split(".")
+    return len(parts) == JWT_PARTS and all(parts)
 
 
 def is_loopback(host: str | None) -> bool:
@@ -75,6 +88,13 @@ def current_caller(
     """The caller, from its API token, its GitHub sign-in or the local session; refuse
     anyone else."""
     if credentials is not None:
+        if looks_like_jwt(credentials.credentials):
+            raise HbenchError(
+                "oidc-token-not-accepted",
+                "a GitHub Actions OIDC token is taken only to issue a run "
+                "(POST /api/local-runs); everywhere else send an API token, "
+                "`authorization: Bearer hpg_…`",
+            )
         row = authenticate_api_token(session, credentials.credentials)
         return Caller(row.account, "token", row.id)
     if request.headers.get("authorization"):

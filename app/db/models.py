@@ -302,6 +302,21 @@ class UsedOidcToken(Base):
     used_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class GitHubCommandAction(Base):
+    """A job action a comment command took, by the delivery that carried it: GitHub
+    redelivers with the same id, and a redelivery answers with the reply kept here
+    instead of acting again. Kept as long as deliveries are (a week)."""
+
+    __tablename__ = "github_command_actions"
+    __table_args__ = (Index("ix_github_command_actions_acted_at", "acted_at"),)
+
+    delivery_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    action: Mapped[str] = mapped_column(String(16), primary_key=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(primary_key=True)
+    reply: Mapped[str] = mapped_column(Text)
+    acted_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class GitHubInstallation(Base):
     """An installation of the App on a user's or an organisation's account, as its
     `installation` webhook events told. Accounts are matched by their numeric id, which

@@ -1,5 +1,5 @@
 """The GitHub App: the client behind `GitHubPort`, webhooks and the bot's behaviours,
-sign-in with GitHub, and GitHub Actions OIDC tokens.
+sign-in with GitHub, GitHub Actions OIDC tokens, and installation tokens.
 
 - `models.py`: the values the App speaks (repositories, users, comments, installations).
 - `client.py`: `GitHubPort`, the narrow interface to GitHub, and its githubkit client.
@@ -10,6 +10,11 @@ sign-in with GitHub, and GitHub Actions OIDC tokens.
 - `commands.py`: the pure parser of `/hbench …` comment commands.
 - `comments.py`: the comment-command behaviour: reactions, one reply per thread.
 - `jobs.py`, `permissions.py`: the jobs a comment may name, and who may act on them.
+- `publishing.py`: `publish`, `withdraw` and `delete` from comments, through publishing,
+  once per delivery.
+- `registry_checks.py`: the registry check run on pull requests to the data repository.
 - `oidc.py`: verifying GitHub Actions OIDC tokens, as PyPI does.
+- `trusted.py`: trusted publishing, a workflow issuing a run with its OIDC token.
+- `tokens.py`: installation tokens the data-repo writer pushes with.
 - `sessions.py`, `oauth.py`: the sign-in cookie, cross-site request checks, the OAuth flow.
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.github import comments, installations
+from app.github import comments, installations, registry_checks
 from app.github.routing import EventRouter
 
-BEHAVIOURS = EventRouter(installations.router, comments.router)
+BEHAVIOURS = EventRouter(installations.router, comments.router, registry_checks.router)

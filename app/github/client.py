@@ -11,6 +11,7 @@ so every call goes through githubkit's real HTTP path.
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +35,7 @@ from app.github.models import (
     Permission,
     Reaction,
     Repo,
+    Tree,
 )
 from app.settings import Settings
 from hbench.errors import HbenchError
@@ -46,6 +48,7 @@ PAGE_SIZE = 100
 # A thread with more comments than this is searched no further for our reply; a new one
 # is posted instead, which is harmless.
 MAX_COMMENT_PAGES = 30
+MAX_PULL_FILE_PAGES = 30
 # Which installation covers a repository changes only when the App is reinstalled.
 INSTALLATION_TTL_SECONDS = 300.0
 TIMEOUT_SECONDS = 10.0
@@ -84,6 +87,18 @@ class GitHubPort(Protocol):
 
     async def create_check_run(self, repo: Repo, check: CheckRun) -> int:
         """Show a completed check run on a commit; returns its id."""
+        ...
+
+    async def pull_request_files(self, repo: Repo, number: int) -> list[str]:
+        """The paths a pull request changes (a renamed file's old path too)."""
+        ...
+
+    async def tree(self, repo: Repo, sha: str) -> Tree:
+        """Every file of a commit, by path, with its blob's sha."""
+        ...
+
+    async def blob(self, repo: Repo, sha: str) -> bytes:
+        """A file's content, by its blob's sha."""
         ...
 
     async def user_from_oauth_code(self, code: str, redirect_uri: str) -> GitHubUser:
@@ -275,6 +290,47 @@ class GitHubKitClient:
                 details_url=check.details_url or UNSET,
             )
         return int(json_of(response)["id"])
+
+    async def pull_request_files(self, repo: Repo, number: int) -> list[str]:
+        gh = await self._installation(repo)
+        paths: list[str] = []
+        # GitHub lists at most 3000 files of a pull request, 100 a page.
+        for page in range(1, MAX_PULL_FILE_PAGES + 1):
+            with asking(f"the files of {repo}#{number}"):
+                response = await gh.rest.pulls.async_list_files(
+                    repo.owner, repo.name, number, per_page=PAGE_SIZE, page=page
+                )
+            items: list[dict[str, Any]] = response.raw_response.json()
+            for item in items:
+                paths.append(str(item["filename"]))
+                if item.get("previous_filename"):
+                    paths.append(str(item["previous_filename"]))
+            if len(items) < PAGE_SIZE:
+                break
+        return paths
+
+    async def tree(self, repo: Repo, sha: str) -> Tree:
+        gh = await self._installation(repo)
+        with asking(f"the files of {repo}@{sha[:12]}"):
+            response = await gh.rest.git.async_get_tree(repo.owner, repo.name, sha, recursive="1")
+        data = json_of(response)
+        files = {
+            str(item["path"]): str(item["sha"])
+            for item in data.get("tree", [])
+            if item.get("type") == "blob"
+        }
+        return Tree(
+            sha=str(data.get("sha", sha)), files=files, truncated=bool(data.get("truncated"))
+        )
+
+    async def blob(self, repo: Repo, sha: str) -> bytes:
+        gh = await self._installation(repo)
+        with asking(f"the blob {sha[:12]} of {repo}"):
+            response = await gh.rest.git.async_get_blob(repo.owner, repo.name, sha)
+        data = json_of(response)
+        if data.get("encoding") != "base64":
+            return str(data.get("content", "")).encode()
+        return base64.b64decode(str(data.get("content", "")))
 
     async def user_from_oauth_code(self, code: str, redirect_uri: str) -> GitHubUser:
         if not self._client_id or not self._client_secret:

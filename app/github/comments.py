@@ -7,8 +7,9 @@ every command succeeded or `confused` when one did not. The answer is one commen
 thread, marked `<!-- hbench:reply -->` and edited in place for each new command.
 
 Commands run through a table. `help` and `status` are always in it; `publish`,
-`withdraw` and `delete` join it when `JobActions` are provided (`app.github.jobs`),
-and until then are answered `command-unavailable`.
+`withdraw` and `delete` join it when `JobActions` are provided (`app.github.jobs`; the
+service's are publishing's, `app.github.publishing`), and without them are answered
+`command-unavailable`.
 """
 
 from __future__ import annotations

@@ -96,3 +96,21 @@ class InstallationRepositoriesEvent(Lenient):
     repositories_added: list[RepositoryBrief] = []
     repositories_removed: list[RepositoryBrief] = []
     sender: Account
+
+
+class CommitRef(Lenient):
+    sha: str = Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")
+
+
+class PullRequestPayload(Lenient):
+    number: int = Field(gt=0)
+    head: CommitRef
+
+
+class PullRequestEvent(Lenient):
+    """`pull_request`: a pull request opened, pushed to, reopened (and more)."""
+
+    action: str
+    number: int = Field(gt=0)
+    pull_request: PullRequestPayload
+    repository: Repository

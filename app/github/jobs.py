@@ -1,5 +1,5 @@
 """The jobs a comment may name, read from the database, and `JobActions`, the interface
-the publishing work implements for `/hbench publish`, `withdraw` and `delete`.
+publishing implements for `/hbench publish`, `withdraw` and `delete`.
 
 A comment names a job by its name or id. The candidates are the commenter's own jobs
 (matched by GitHub account id) and the jobs run by the workflow of the repository the
@@ -19,9 +19,13 @@ from fastapi import Depends
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
+from app.clock import ClockDep
 from app.db.models import Account, IssuedRun, Job, JobStatus
+from app.dependencies import BlobStoreDep, DatabaseDep, SettingsDep
 from app.github.commands import JobRef
 from app.github.models import GitHubUser, Repo
+from app.github.publishing import PublishingActions
+from app.registry import RegistryDep
 from hbench.errors import HbenchError
 
 STATUS_LIST_LIMIT = 10
@@ -66,11 +70,19 @@ class JobActions(Protocol):
     async def delete(self, request: ActionRequest) -> str: ...
 
 
-def get_job_actions() -> JobActions | None:
-    """The job actions comment commands dispatch to. None until publishing provides
-    them; `publish`, `withdraw` and `delete` are then answered `command-unavailable`.
-    A FastAPI dependency, so the publishing work (and tests) supply the implementation."""
-    return None
+def get_job_actions(
+    database: DatabaseDep,
+    registry: RegistryDep,
+    blobs: BlobStoreDep,
+    settings: SettingsDep,
+    clock: ClockDep,
+) -> JobActions | None:
+    """The job actions comment commands dispatch to: publishing's
+    (`app.github.publishing`). A FastAPI dependency, so tests can supply others; with
+    None, `publish`, `withdraw` and `delete` are answered `command-unavailable`."""
+    return PublishingActions(
+        database=database, registry=registry, blobs=blobs, settings=settings, clock=clock
+    )
 
 
 def workflow_claims(provenance: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -90,3 +90,12 @@ class CheckRun:
     summary: str
     text: str | None = None
     details_url: str | None = None
+
+
+@dataclass(frozen=True)
+class Tree:
+    """The files of a commit: path to blob sha. `truncated` when GitHub left some out."""
+
+    sha: str
+    files: dict[str, str]
+    truncated: bool = False

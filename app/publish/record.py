@@ -123,11 +123,19 @@ def provenance_of(stored: Mapping[str, Any] | None) -> Provenance:
     return Provenance(
         kind="actions",
         repository=claims.get("repository"),
-        workflow=claims.get("job_workflow_ref") or claims.get("workflow_ref"),
+        workflow=claims.get("workflow_ref") or claims.get("job_workflow_ref"),
         ref=claims.get("ref"),
         commit=claims.get("sha"),
         runner=runner if runner in RUNNER_KINDS else None,
+        job_workflow_ref=claims.get("job_workflow_ref"),
+        run_id=_run_id(claims.get("run_id")),
     )
+
+
+def _run_id(value: object) -> int | None:
+    """The Actions run id: a decimal string in the OIDC claims, kept as a number."""
+    text = str(value) if isinstance(value, int | str) else ""
+    return int(text) if text.isdecimal() and int(text) > 0 else None
 
 
 def _claims(stored: Mapping[str, Any]) -> Mapping[str, Any] | None:

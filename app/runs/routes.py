@@ -20,6 +20,7 @@ from app.clock import ClockDep
 from app.db.models import IssuedRun
 from app.dependencies import SessionDep, SettingsDep
 from app.errors import error_responses
+from app.github.trusted import RunIssuerDep
 from app.registry import RegistryDep
 from app.runs import service
 from app.runs.schemas import (
@@ -51,6 +52,22 @@ POLICY = (
     "run-limit-daily",
     "run-limit-waiting",
 )
+OIDC = (
+    "oidc-token-invalid",
+    "oidc-key-unknown",
+    "oidc-signature-invalid",
+    "oidc-issuer-mismatch",
+    "oidc-audience-mismatch",
+    "oidc-token-expired",
+    "oidc-token-not-yet-valid",
+    "oidc-claims-invalid",
+    "oidc-workflow-untrusted",
+    "oidc-token-reused",
+    "oidc-issuer-unavailable",
+    "oidc-repository-not-installed",
+    "oidc-account-unknown",
+    "github-not-configured",
+)
 DEFAULT_LIST_LIMIT = 100
 
 
@@ -74,15 +91,18 @@ router = APIRouter(prefix="/api/local-runs", tags=["issued runs"], lifespan=writ
     "task set, a model it names, an agent listed for that model, the board's attempts) and "
     "the board's limits, and answers with the spec to run and the run token. Leave `name` "
     "out: the service names the entry (`entry-name-generated`). A refusal lists every "
-    "problem; a limit's says when a slot frees.",
+    "problem; a limit's says when a slot frees. A GitHub Actions workflow may sign in "
+    "with its OIDC token (`authorization: Bearer <JWT>`, audience: the service's URL) "
+    "in place of an API token: the run is then the account's its repository maps to, and "
+    "records the workflow's repository, ref, commit and run.",
     status_code=status.HTTP_201_CREATED,
     response_model=IssuedRunCreated,
-    responses=error_responses(*SIGNED_IN, *POLICY, "request-invalid"),
+    responses=error_responses(*SIGNED_IN, *OIDC, *POLICY, "request-invalid"),
 )
 def issue_run(
     body: IssueRequest,
     *,
-    account: CurrentAccount,
+    issuer: RunIssuerDep,
     session: SessionDep,
     settings: SettingsDep,
     registry: RegistryDep,
@@ -91,12 +111,13 @@ def issue_run(
 ) -> IssuedRunCreated:
     issued = service.issue_run(
         session,
-        account,
+        issuer.account,
         body,
         registry=registry,
         demo_registry=(settings.demo_dir / "registry.json").resolve(),
         lifetime=settings.run_token_lifetime,
         now=clock(),
+        claims=issuer.claims,
     )
     run = issued.run
     # The one answer that carries the run token must not be kept by any cache on the way.

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from app.auth.tokens import hash_token, new_run_token
 from app.db.models import Account, IssuedRun, IssuedRunStatus
+from app.github.oidc import ActionsClaims, consume_jti
 from app.runs import policy, spec
 from app.runs.schemas import IssueRequest
 from app.runs.status import effective_status
@@ -48,8 +49,12 @@ def issue_run(
     demo_registry: Path,
     lifetime: timedelta,
     now: datetime,
+    claims: ActionsClaims | None = None,
 ) -> Issued:
-    """Check the request and the board's limits, then store the run and return its token."""
+    """Check the request and the board's limits, then store the run and return its token.
+
+    A run a workflow issues with its OIDC token (`claims`, verified) consumes the token's
+    `jti` in the same transaction, and keeps the claims as the run's provenance."""
     target = policy.check_request(request, registry, denied=account.is_denied)
     lock_account(session, account)
     problems = policy.limit_problems(target.board, board_usage(session, account, target, now), now)
@@ -61,6 +66,12 @@ def issue_run(
     source = spec.dataset_source(target, request.registry, demo_registry)
     plan = spec.plan_run(target, request.declarative, request.n_attempts, name, source)
     job_spec = spec.build_spec(plan)
+    if claims is not None:
+        try:
+            consume_jti(session, claims, now)
+        except HbenchError:
+            session.rollback()
+            raise
     token = new_run_token()
     run = IssuedRun(
         account_id=account.id,
@@ -72,13 +83,22 @@ def issue_run(
         status=IssuedRunStatus.ISSUED,
         issued_at=now,
         expires_at=now + lifetime,
-        provenance=declared_provenance(request),
+        provenance=provenance_of(request, claims),
     )
     session.add(run)
     session.commit()
     return Issued(
         run, token, request.declarative.prompt_template, spec.run_environment(plan.model_name)
     )
+
+
+def provenance_of(request: IssueRequest, claims: ActionsClaims | None) -> dict[str, Any] | None:
+    """Where a run comes from: what its issuer declared, and the verified claims of the
+    workflow that issued it, under `oidc` (publishing reads them there)."""
+    declared = declared_provenance(request)
+    if claims is None:
+        return declared
+    return {**(declared or {}), "oidc": claims.provenance()}
 
 
 def declared_provenance(request: IssueRequest) -> dict[str, Any] | None:

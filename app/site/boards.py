@@ -8,36 +8,81 @@ score, which the rows give only for public runs.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 
 from markupsafe import Markup, escape
 from pydantic import JsonValue
 
 from app.site import charts, page
-from app.site.format import count, json_time, number, reward, scaled, usd
+from app.site.format import (
+    NONE,
+    count,
+    interval,
+    iso,
+    json_time,
+    number,
+    options,
+    reward,
+    scaled,
+    score,
+    usd,
+    when,
+)
 from app.site.page import Page
 from app.site.source import BoardSource, SiteData
 from registry.datarepo import layout
 from registry.datarepo.models import BoardRow, Provenance, PublishedRun
 from registry.schema import MetricScale
-from registry.scoring import Estimate, estimate
+from registry.scoring import Estimate, Tally, estimate, tally
 
 
 @dataclass(frozen=True)
 class RunView:
-    """A run with its own score, and its per-task rewards as the run page's table rows."""
+    """A run with its own score, and the pieces of HTML its pages and its board's and
+    entry's tables show: made once per run, not once per table cell in a template."""
 
     run: PublishedRun
     score: Estimate
     attempts: int  # the widest task's trials: retries may give a task more than n_attempts
     task_rows: Markup
+    published: Markup  # the `<time>` of its publication
+    status: Markup
 
     @classmethod
     def of(cls, run: PublishedRun) -> RunView:
         attempts = max(len(trials) for trials in run.results.values())
-        return cls(run, estimate(run.results), attempts, _task_rows(run.results, attempts))
+        tasks = [_task(task, tuple(trials), attempts) for task, trials in run.results.items()]
+        # The registry's estimator, over the per-task tallies the rows were made with.
+        tallied = Tally(
+            sums=[t.sums[0] for _, t in tasks],
+            counts=[t.counts[0] for _, t in tasks],
+            passed=[t.passed[0] for _, t in tasks],
+            binary=all(t.binary for _, t in tasks),
+            in_unit=all(t.in_unit for _, t in tasks),
+        )
+        return cls(
+            run,
+            estimate(tallied),
+            attempts,
+            Markup("\n".join([row for row, _ in tasks])),  # noqa: S704 - see `_task`
+            time_html(run.published_at),
+            Markup(_STATUS[run.status]),  # noqa: S704 - constant HTML
+        )
+
+
+_STATUS = {
+    "public": "public",
+    "withdrawn": '<span class="badge status-off">withdrawn</span>',
+    "taken_down": '<span class="badge status-off">taken down</span>',
+}
+
+
+def time_html(at: datetime) -> Markup:
+    """A time as the pages show it, machine-readable in its `datetime`."""
+    return Markup(f'<time datetime="{iso(at)}">{when(at)}</time>')  # noqa: S704 - ours
 
 
 @dataclass(frozen=True)
@@ -112,7 +157,9 @@ def _board_page(site: SiteData, source: BoardSource, runs: Sequence[RunView]) ->
         title=source.title,
         section="boards",
         context={"board": source, "rows": views, "runs": runs, "chart": chart,
-                 "benchmark": benchmark, "model": model, "scale": scale},
+                 "benchmark": benchmark, "model": model, "scale": scale,
+                 "run_rows": _board_run_rows(runs, scale),
+                 "row_html": _board_rows(source.slug, views, scale)},
         data=data,
     )  # fmt: skip
 
@@ -147,25 +194,28 @@ def _entry_page(
     }
     return Page(
         path=page.entry(source.slug, name),
-        template="entry.html",
+        template="entry",  # app.site.entry_page, not a Jinja template
         title=f"{name} on {source.title}",
         section="boards",
         context={"board": source, "name": name, "entry": entry, "row": row, "runs": runs,
-                 "chart": chart, "scale": scale},
+                 "chart": chart, "scale": scale,
+                 "run_rows": _entry_run_rows(runs, scale)},
         data=data,
     )  # fmt: skip
 
 
 def _run_page(site: SiteData, source: BoardSource, view: RunView, row: BoardRow | None) -> Page:
     run = view.run
+    record = layout.run_file(source.slug, run.id)
     return Page(
         path=page.run(source.slug, run.id),
-        template="run.html",
+        template="run",  # app.site.run_page, not a Jinja template
         title=f"Run {run.id} on {source.title}",
         section="boards",
         context={"board": source, "view": view, "run": run, "row": row,
                  "scale": source.header.metric_scale},
-        json_text=site.files[layout.run_file(source.slug, run.id)],
+        json_text=site.files[record],
+        json_source=record,
     )  # fmt: skip
 
 
@@ -196,25 +246,94 @@ def _cost_chart(slug: str, rows: Sequence[BoardRow], scale: MetricScale) -> str 
     )
 
 
-def _task_rows(results: Mapping[str, Sequence[float | None]], width: int) -> Markup:
-    """The per-task table's rows: each trial's reward, then the task's mean.
+def _board_rows(slug: str, views: Sequence[RowView], scale: MetricScale) -> Markup:
+    """The board page's table of entries, best first."""
+    return Markup("\n".join([_board_row(slug, v, scale) for v in views]))  # noqa: S704 - escaped
 
-    Written here rather than cell by cell in the template: a site of 10,000 runs has
-    400,000 of these cells, and a template spends ten times as long on each.
-    """
+
+def _board_row(slug: str, view: RowView, scale: MetricScale) -> str:
+    r, tokens, entry = view.row, view.row.tokens_per_task, escape(view.row.entry)
+    badge = ""
+    if view.actions:
+        title = escape(view.actions_title)
+        badge = f' <span class="badge actions" title="{title}">GitHub Actions</span>'
+    custom = ""
+    if r.prompt_template_digest or r.extra_instruction_digests:
+        custom = ' <span class="note">custom prompt</span>'
+    band = ""
+    if r.ci_low is not None:
+        band = (
+            f' <span class="note" title="standard error {score(r.stderr, scale)}">'
+            f"({interval(r.ci_low, r.ci_high, scale)})</span>"
+        )
+    issued = f"{r.runs_issued_public} of {r.runs_issued}" if r.runs_issued else "none issued"
+    cached = f" ({count(tokens.cached)} cached)" if tokens.cached else ""
+    owner = escape(r.owner)
+    cost = "" if r.cost_per_task_usd is None else r.cost_per_task_usd
+    return (
+        f'<tr>\n<td data-sort="{r.rank_group}">{r.rank_group}</td>\n'
+        f'<td><a href="../../{page.entry(slug, r.entry)}">{entry}</a>{badge}</td>\n'
+        f'<td><a href="https://github.com/{owner}">{owner}</a></td>\n'
+        f"<td>{escape(r.agent)} "
+        f'<span class="note">{escape(options(r.options))}</span>{custom}</td>\n'
+        f'<td data-sort="{r.score}"><strong>{score(r.score, scale)}</strong>{band}</td>\n'
+        f'<td data-sort="{r.runs_public}">{r.runs_public}</td>\n'
+        f'<td data-sort="{r.runs_issued_public}">{issued}</td>\n'
+        f'<td data-sort="{tokens.input or ""}">{count(tokens.input)} in{cached}, '
+        f"{count(tokens.output)} out</td>\n"
+        f'<td data-sort="{cost}">{usd(r.cost_per_task_usd)}</td>\n'
+        "</tr>"
+    )
+
+
+def _board_run_rows(runs: Sequence[RunView], scale: MetricScale) -> Markup:
+    """The board page's table of runs (links relative to `boards/<slug>/index.html`)."""
     lines = []
-    for task, trials in results.items():
-        cells = "".join([_cell(t) for t in trials])
-        pad = "<td></td>" * (width - len(trials))
-        mean = _cell(math.fsum(filter(None, trials)) / len(trials))
-        lines.append(f'<tr><th scope="row">{_escaped(task)}</th>{cells}{pad}{mean}</tr>')
-    return Markup("\n".join(lines))  # noqa: S704 - task names escaped, the rest are ours
+    for v in runs:
+        run, name = escape(v.run.id), escape(v.run.entry.name)
+        lines.append(
+            f'<tr><td><a href="runs/{run}.html">{run}</a></td>'
+            f'<td><a href="entries/{name}.html">{name}</a></td>'
+            f'<td data-sort="{iso(v.run.published_at)}">{v.published}</td>'
+            f'<td data-sort="{v.score.mean}">{score(v.score.mean, scale)}</td>'
+            f"<td>{v.status}</td></tr>"
+        )
+    return Markup("\n".join(lines))  # noqa: S704 - every text escaped
 
 
-@lru_cache(maxsize=65536)
-def _escaped(text: str) -> str:
-    # The runs of a board share their task names: escape each once.
-    return str(escape(text))
+def _entry_run_rows(runs: Sequence[RunView], scale: MetricScale) -> Markup:
+    """An entry page's table of runs (links relative to `boards/<slug>/entries/`)."""
+    lines = []
+    for v in runs:
+        run, p = v.run, v.run.provenance
+        where = "own machine"
+        if p.kind == "actions":
+            title = escape(f"Issued from GitHub Actions in {p.repository or 'a repository'}")
+            where = f'<span class="badge actions" title="{title}">GitHub Actions</span>'
+        lines.append(
+            f'<tr><td><a href="../runs/{escape(run.id)}.html">{escape(run.id)}</a></td>'
+            f'<td data-sort="{iso(run.published_at)}">{v.published}</td>'
+            f"<td>{escape(run.agent_version or NONE)}</td>"
+            f'<td data-sort="{run.n_attempts}">{run.n_attempts}</td>'
+            f'<td data-sort="{v.score.mean}">{score(v.score.mean, scale)}</td>'
+            f"<td>{'yes' if run.issued else 'no'}</td><td>{where}</td><td>{v.status}</td></tr>"
+        )
+    return Markup("\n".join(lines))  # noqa: S704 - every text escaped
+
+
+@lru_cache(maxsize=1 << 17)
+def _task(task: str, trials: tuple[float | None, ...], width: int) -> tuple[str, Tally]:
+    """A task's row in the run page's table (each trial's reward, then the task's mean;
+    the name escaped, the rest ours) and its tally for the run's score.
+
+    Made once per task and rewards: the runs of a board share their tasks, and most
+    rewards are 0 or 1, so 400,000 rows of a large site are a few thousand distinct ones.
+    """
+    cells = "".join([_cell(t) for t in trials])
+    pad = "<td></td>" * (width - len(trials))
+    mean = _cell(math.fsum(filter(None, trials)) / len(trials))
+    row = f'<tr><th scope="row">{escape(task)}</th>{cells}{pad}{mean}</tr>'
+    return row, tally({task: trials})
 
 
 def _cell(value: float | None) -> str:

@@ -16,6 +16,8 @@ from pydantic import JsonValue
 from registry.schema import MetricScale, SourceType
 
 NONE = "—"
+CRUMB = " \N{SINGLE RIGHT-POINTING ANGLE QUOTATION MARK} "
+"""Between the links of a page's breadcrumbs."""
 
 SOURCE_LABELS: Mapping[SourceType, str] = {
     "self_reported": "self-reported",
@@ -117,6 +119,17 @@ def source_label(source_type: SourceType) -> str:
     return SOURCE_LABELS[source_type]
 
 
+RUNNER_LABELS: Mapping[str, str] = {
+    "github-hosted": "GitHub-hosted runner",
+    "self-hosted": "self-hosted runner",
+}
+
+
+def runner(kind: str | None) -> str:
+    """The kind of Actions runner, as the verified claims name it."""
+    return NONE if kind is None else RUNNER_LABELS.get(kind, kind)
+
+
 FILTERS = {
     "score": score,
     "on_scale": on_scale,
@@ -129,5 +142,6 @@ FILTERS = {
     "options": options,
     "reward": reward,
     "source_label": source_label,
+    "runner": runner,
 }
 """The formatters, as the templates' filters."""

@@ -19,7 +19,8 @@ class Page:
     """One page to render: its file, its template and context, and the JSON beside it.
 
     `json_text` is for JSON that already exists as text (a run's record), written as is;
-    otherwise `data` is serialised.
+    otherwise `data` is serialised. `json_source` names the data repository's file that
+    holds those bytes, which a build may link rather than write.
     """
 
     path: str
@@ -29,6 +30,7 @@ class Page:
     context: Mapping[str, object] = field(default_factory=dict)
     data: JsonValue = None
     json_text: str | None = None
+    json_source: str | None = None
 
     @property
     def json_path(self) -> str:

@@ -3,12 +3,16 @@ strict about undefined names) with the site's formatters and path functions."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
+from app.site import entry_page, run_page
 from app.site import page as paths
 from app.site.format import FILTERS
 from app.site.page import PATHS, Page
@@ -61,10 +65,55 @@ def _header(root: str, current: str | None, section: str) -> Markup:
 
 
 def render_html(page: Page) -> str:
+    lean = LEAN.get(page.template)
+    if lean is not None:
+        return framed(page, lean(page))
     template = environment().get_template(page.template)
     return template.render(
         page=page, root=page.root, title=page.title, section=page.section, **page.context
     )
+
+
+LEAN: Mapping[str, Callable[[Page], str]] = {
+    run_page.TEMPLATE: run_page.render_main,
+    entry_page.TEMPLATE: entry_page.render_main,
+}
+"""The pages written in Python, not Jinja: a large site's run and entry pages."""
+
+
+def framed(page: Page, main: str) -> str:
+    """`main` inside the frame `base.html` gives every page: head, header, footer."""
+    values = {_TITLE: str(escape(page.title)), _JSON: page.json_name, _MAIN: main}
+    pieces = _frame(page.root, page.section, _current(page.path))
+    return "".join([values.get(piece, piece) for piece in pieces])
+
+
+_TITLE, _JSON, _MAIN = "\x00title\x00", "\x00json\x00", "\x00main\x00"
+_SENTINEL = re.compile("(\x00[a-z]+\x00)")
+
+
+@dataclass(frozen=True)
+class _FramePage:
+    path: str
+    json_name: str = _JSON
+
+
+def _current(path: str) -> str | None:
+    return next((target for _, _, target in NAV if target == path), None)
+
+
+@lru_cache(maxsize=64)
+def _frame(root: str, section: str, current: str | None) -> tuple[str, ...]:
+    # Rendered once per depth, section and current page, with markers where each page's
+    # title, JSON name and main go: split at them, a page is one join.
+    template = environment().from_string(
+        '{% extends "base.html" %}{% block main %}{{ main }}{% endblock %}'
+    )
+    html = template.render(
+        page=_FramePage(current or ""), root=root, title=_TITLE, section=section,
+        main=Markup(_MAIN),  # noqa: S704 - a marker, replaced by the page's main
+    )  # fmt: skip
+    return tuple(_SENTINEL.split(html))
 
 
 def render_json(page: Page) -> str:

@@ -51,6 +51,8 @@ def rebuild(data_repo: Path, folder: Path, config: SiteConfig | None = None) -> 
     """Bring the site up to date with the data repository's checkout, in this process.
 
     One process (`workers=1`): the service has threads, and forking a threaded process
-    is unsafe; after one change only one board's pages are rendered anyway.
+    is unsafe; after one change only one board's pages are rendered anyway. No links
+    (`link=False`): the service's checkout is rewritten in place, and a linked run's JSON
+    would change with it before its page does.
     """
-    return build_site(data_repo, folder, config, workers=1)
+    return build_site(data_repo, folder, config, workers=1, link=False)

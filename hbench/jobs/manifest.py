@@ -140,9 +140,10 @@ def load_manifest(job_dir: Path) -> Manifest:
         ) from None
     except OSError:
         raise _invalid("it is a symbolic link or can't be opened") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)  # before `fdopen`, which refuses a folder with IsADirectoryError
+        raise _invalid("it is not a regular file")
     with os.fdopen(fd, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _invalid("it is not a regular file")
         # Read one byte past the cap so an oversized manifest is refused, not truncated.
         return parse_manifest(stream.read(MANIFEST_MAX_BYTES + 1))
 
@@ -316,6 +317,9 @@ def _read_json(job_dir: Path, name: str, missing_code: str) -> dict[str, Any]:
         ) from None
     except ValueError as error:
         raise HbenchError("job-json-invalid", f"{name} is not JSON ({error})", path=name) from None
+    except OSError as error:  # a folder of that name, say
+        what = f"{name} can't be read as a file ({error.strerror})"
+        raise HbenchError("job-json-invalid", what, path=name) from None
     if not isinstance(data, dict):
         raise HbenchError("job-json-invalid", f"{name} is not a JSON object", path=name)
     return data

@@ -55,6 +55,18 @@ class Provenance(Record):
     ref: str | None = None
     commit: str | None = None
     runner: str | None = Field(default=None, description="`github-hosted` or `self-hosted`.")
+    # Added later: left out of the file while unknown, so earlier records keep their bytes.
+    job_workflow_ref: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The workflow file the job ran, when a reusable workflow ran it.",
+    )
+    run_id: int | None = Field(
+        default=None,
+        gt=0,
+        exclude_if=lambda value: value is None,
+        description="The Actions run: github.com/<repository>/actions/runs/<run_id>.",
+    )
 
 
 class TrialTiming(Record):

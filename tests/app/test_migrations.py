@@ -14,6 +14,7 @@ from app.db.session import make_engine
 TABLES = {"accounts", "api_tokens", "issued_runs", "jobs", "outbox"}
 # The GitHub App's (app/github/).
 TABLES |= {"github_deliveries", "oidc_used_tokens", "github_installations", "github_install_repos"}
+TABLES |= {"github_command_actions"}
 # Reports, the runs API's records and rate-limit windows (app/reports/, app/v1/).
 TABLES |= {"reports", "reproduced_runs", "rate_limit_hits"}
 # Publishing (app/publish/).

@@ -69,7 +69,8 @@ def github_client(fake: FakeGitHub, transport: httpx.ASGITransport) -> GitHubKit
 
 @pytest.fixture
 def github_mode(settings: Settings, fake: FakeGitHub) -> Settings:
-    """The tests' state and database, in GitHub mode as the fake's App."""
+    """The tests' state and database, in GitHub mode as the fake's App (the background
+    data-repo writer off)."""
     return github_settings(
         settings,
         github_app_id=fake.app.id,
@@ -80,6 +81,8 @@ def github_mode(settings: Settings, fake: FakeGitHub) -> Settings:
         github_api_url=f"{fake.url}/api/v3",
         oidc_issuer=fake.url,
         public_url=SERVICE_URL,
+        # Tests that publish run the data-repo writer themselves, when they choose.
+        writer_enabled=False,
     )
 
 

@@ -107,7 +107,10 @@ def test_malformed_commands_are_answered_with_their_code(thread: Thread, alice: 
     assert thread.fake.reactions_on(comment) == ["eyes", "confused"]
 
 
-def test_publishing_commands_wait_for_publishing(thread: Thread, alice: FakeUser) -> None:
+def test_without_job_actions_publishing_commands_are_unavailable(
+    service: FastAPI, thread: Thread, alice: FakeUser
+) -> None:
+    service.dependency_overrides[get_job_actions] = lambda: None
     comment = thread.comment(alice, "/hbench publish my-job\n/hbench help")
     body = thread.reply()
     assert "does not take `/hbench publish` yet" in body and "(`command-unavailable`)" in body

@@ -113,8 +113,9 @@ def test_an_issued_run_from_actions_publishes_its_verified_provenance(
     assert run is not None
     run.provenance = {
         "repository": "alice/bench", "repository_id": 7, "sha": "a" * 40, "ref": "refs/heads/main",
+        "workflow_ref": "alice/bench/.github/workflows/bench.yml@refs/heads/main",
         "job_workflow_ref": "hbench/hbench/.github/workflows/run.yml@refs/tags/v1",
-        "runner_environment": "github-hosted", "hardware": {"gpu": "none"},
+        "run_id": "4242", "runner_environment": "github-hosted", "hardware": {"gpu": "none"},
     }  # fmt: skip
     db.commit()
     stored = upload(client, sealed_archive, **run_token(issued.token)).json()
@@ -124,8 +125,9 @@ def test_an_issued_run_from_actions_publishes_its_verified_provenance(
     provenance = outbox(db)[-1].payload["run"]["provenance"]
     assert provenance == {
         "kind": "actions", "repository": "alice/bench", "ref": "refs/heads/main",
-        "workflow": "hbench/hbench/.github/workflows/run.yml@refs/tags/v1",
-        "commit": "a" * 40, "runner": "github-hosted",
+        "workflow": "alice/bench/.github/workflows/bench.yml@refs/heads/main",
+        "jobWorkflowRef": "hbench/hbench/.github/workflows/run.yml@refs/tags/v1",
+        "runId": 4242, "commit": "a" * 40, "runner": "github-hosted",
     }  # fmt: skip
 
 

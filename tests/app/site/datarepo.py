@@ -34,6 +34,8 @@ ACTIONS = Provenance(
     ref="refs/heads/main",
     commit="0123456789abcdef0123456789abcdef01234567",
     runner="github-hosted",
+    job_workflow_ref="hbench/hbench/.github/workflows/run.yml@refs/tags/v1",
+    run_id=9876543210,
 )
 
 

@@ -16,6 +16,7 @@ from app.cli import app as cli
 from app.site import build as site_build
 from app.site.build import STATE_FILE, build_site
 from app.site.config import SiteConfig
+from app.site.serve import rebuild
 from app.site.source import read_data_repo
 from hbench.errors import HbenchError
 from registry.datarepo import layout
@@ -114,6 +115,42 @@ def test_a_run_page_shows_per_task_rewards_and_where_it_ran(built_site: Path) ->
     assert "Withdrawn by its owner" in withdrawn
     taken = (built_site / f"boards/{DEMO}/runs/demo-6.html").read_text()
     assert "score-cannot-be-right" in taken
+
+
+def facts(html: str, heading: str) -> dict[str, str]:
+    """The `<dt>`/`<dd>` pairs of the page's section under `heading`."""
+    section = html.split(f">{heading}</h2>", 1)[1].split("</section>", 1)[0]
+    return dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", section))
+
+
+def test_a_run_from_actions_shows_its_full_provenance(built_site: Path) -> None:
+    html = (built_site / f"boards/{DEMO}/runs/demo-5.html").read_text()
+    shown = facts(html, "Where it ran")
+    repo = f"https://github.com/{ACTIONS.repository}"
+    assert shown["Repository"] == f'<a href="{repo}">{ACTIONS.repository}</a>'
+    assert shown["Workflow"] == f"<code>{ACTIONS.workflow}</code>"
+    assert shown["Job's workflow"].startswith(f"<code>{ACTIONS.job_workflow_ref}</code>")
+    assert shown["Ref"] == "<code>refs/heads/main</code>"
+    assert (
+        shown["Commit"]
+        == f'<a href="{repo}/commit/{ACTIONS.commit}"><code>{ACTIONS.commit}</code></a>'
+    )
+    assert shown["Actions run"] == f'<a href="{repo}/actions/runs/9876543210">9876543210</a>'
+    assert shown["Runner"] == "GitHub-hosted runner (<code>github-hosted</code>)"
+    # The run's JSON beside the page is its record, every provenance field included.
+    record = page_json(built_site, f"boards/{DEMO}/runs/demo-5.json")
+    assert record["provenance"] == ACTIONS.to_json_dict()
+    assert record["provenance"]["runId"] == 9876543210
+    # The board page keeps the badge on the entry's row, naming the repository.
+    board = (built_site / f"boards/{DEMO}/index.html").read_text()
+    assert f'title="Issued from GitHub Actions in {ACTIONS.repository}"' in board
+
+
+def test_a_run_from_before_the_run_id_was_kept_shows_what_it_has(built_site: Path) -> None:
+    html = (built_site / f"boards/{DEMO}/runs/demo-1.html").read_text()
+    assert "On its owner's machine." in html
+    older = ACTIONS.model_copy(update={"run_id": None, "job_workflow_ref": None})
+    assert "runId" not in older.to_json_dict() and "jobWorkflowRef" not in older.to_json_dict()
 
 
 def test_the_static_registry_is_inside_the_site(built_site: Path) -> None:
@@ -294,6 +331,19 @@ def test_the_parallel_build_writes_the_same_site(
     for path in files:
         if path.name != STATE_FILE:
             assert (serial / path).read_bytes() == (parallel / path).read_bytes(), path
+
+
+def test_run_records_are_linked_and_never_written_through(data_repo: Path, tmp_path: Path) -> None:
+    repo, out = copy_repo(data_repo, tmp_path), tmp_path / "site"
+    build_site(repo, out)
+    record = repo / layout.run_file(DEMO, "demo-1")
+    copied = out / f"boards/{DEMO}/runs/demo-1.json"
+    assert copied.stat().st_ino == record.stat().st_ino  # one file, no second inode
+    before = record.read_bytes()
+    # A build without links replaces the linked file with a new one: the record stays.
+    assert rebuild(repo, out, SiteConfig(service_url="https://elsewhere.example")).full
+    assert copied.stat().st_ino != record.stat().st_ino
+    assert record.read_bytes() == before == copied.read_bytes()
 
 
 def test_a_folder_that_is_not_a_data_repository_is_refused(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ rest, user tokens (`ghu_…`) for `GET /user`.
 
 from __future__ import annotations
 
+import base64
 import secrets
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -229,6 +230,46 @@ def rest_router(fake: FakeGitHub) -> APIRouter:
             "status": run.status,
             "conclusion": run.conclusion,
             "output": run.output,
+        }
+
+    @router.get("/repos/{owner}/{repo}/pulls/{number}/files")
+    def pull_files(
+        request: Request, found: RepoDep, number: int, per_page: int = 30, page: int = 1
+    ) -> Any:
+        installation_for(request, found)
+        pull = found.pulls.get(number)
+        if pull is None:
+            raise fail(404, "Not Found")
+        start = (page - 1) * per_page
+        return [
+            {"filename": path, "status": "modified"}
+            for path in pull.changed[start : start + per_page]
+        ]
+
+    @router.get("/repos/{owner}/{repo}/git/trees/{sha}")
+    def tree(request: Request, found: RepoDep, sha: str, recursive: str | None = None) -> Any:
+        """A commit's files; only a commit's sha and `recursive` are taken here."""
+        installation_for(request, found)
+        files = found.commits.get(sha)
+        if files is None or not recursive:
+            raise fail(404, "Not Found")
+        entries = [
+            {"path": path, "mode": "100644", "type": "blob", "sha": blob}
+            for path, blob in sorted(files.items())
+        ]
+        return {"sha": sha, "tree": entries, "truncated": False}
+
+    @router.get("/repos/{owner}/{repo}/git/blobs/{sha}")
+    def blob(request: Request, found: RepoDep, sha: str) -> Any:
+        installation_for(request, found)
+        if not any(sha in files.values() for files in found.commits.values()):
+            raise fail(404, "Not Found")
+        content = fake.blobs[sha]
+        return {
+            "sha": sha,
+            "size": len(content),
+            "encoding": "base64",
+            "content": base64.encodebytes(content).decode(),
         }
 
     @router.get("/user")

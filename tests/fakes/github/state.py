@@ -1,5 +1,6 @@
-"""The fake GitHub's memory: its App, users, repositories, installations, comments,
-reactions, check runs, the tokens it handed out, and every request it answered.
+"""The fake GitHub's memory: its App, users, repositories (with commits and pull
+requests), installations, comments, reactions, check runs, the tokens it handed out, and
+every request it answered.
 
 Tests arrange the world here (`add_user`, `add_repo`, `install`, `grant`), then read back
 what the service did (`comments_on`, `reactions_on`, `check_runs`).
@@ -7,6 +8,7 @@ what the service did (`comments_on`, `reactions_on`, `check_runs`).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import secrets
 from dataclasses import dataclass, field
@@ -70,12 +72,24 @@ class FakeApp:
 
 
 @dataclass
+class FakePull:
+    """A pull request: its head commit and the paths it changes."""
+
+    number: int
+    head_sha: str
+    changed: list[str]
+    author: FakeUser
+
+
+@dataclass
 class FakeRepo:
     id: int
     owner: FakeUser
     name: str
     private: bool = False
     roles: dict[int, str] = field(default_factory=dict)  # user id -> role name
+    commits: dict[str, dict[str, str]] = field(default_factory=dict)  # sha -> path -> blob sha
+    pulls: dict[int, FakePull] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -198,6 +212,10 @@ class FakeGitHub:
         self.user_tokens: dict[str, FakeUser] = {}
         self.grants: dict[str, OAuthGrant] = {}
         self.seen: list[Seen] = []
+        self.blobs: dict[str, bytes] = {}  # git blob sha -> content
+        # Installation tokens to hand out next, in order, before random ones: a test that
+        # serves git over HTTP must know the token its server will take.
+        self.next_installation_tokens: list[str] = []
         self.signing_in: FakeUser | None = None  # who approves the next OAuth authorize
         self.deny_sign_in = False
         self._ids = itertools.count(1001)
@@ -261,6 +279,30 @@ class FakeGitHub:
         self.comments[comment.id] = comment
         return comment
 
+    def commit(self, repo: FakeRepo, files: dict[str, str | bytes]) -> str:
+        """A commit holding exactly `files` (path to content); returns its sha. Blob shas
+        are git's, so equal contents share one blob."""
+        tree: dict[str, str] = {}
+        for path, content in files.items():
+            data = content.encode() if isinstance(content, str) else content
+            sha = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+            self.blobs[sha] = data
+            tree[path] = sha
+        listing = "\n".join(f"{path} {sha}" for path, sha in sorted(tree.items()))
+        commit_sha = hashlib.sha1(
+            f"{repo.full_name}\n{listing}\n{self.next_id()}".encode(), usedforsecurity=False
+        ).hexdigest()
+        repo.commits[commit_sha] = tree
+        return commit_sha
+
+    def open_pull(
+        self, repo: FakeRepo, author: FakeUser, head_sha: str, changed: list[str]
+    ) -> FakePull:
+        """A pull request to `repo` whose head is `head_sha`, changing `changed`."""
+        pull = FakePull(number=self.next_id(), head_sha=head_sha, changed=changed, author=author)
+        repo.pulls[pull.number] = pull
+        return pull
+
     # -- reading back what the service did ------------------------------------------------
 
     def comments_on(self, repo: FakeRepo, issue_number: int) -> list[FakeComment]:
@@ -288,7 +330,10 @@ class FakeGitHub:
         repository_names: tuple[str, ...] | None,
         permissions: dict[str, str],
     ) -> tuple[str, InstallationToken]:
-        token = "ghs_" + secrets.token_urlsafe(27)
+        if self.next_installation_tokens:
+            token = self.next_installation_tokens.pop(0)
+        else:
+            token = "ghs_" + secrets.token_urlsafe(27)
         grant = InstallationToken(
             installation_id=installation.id,
             expires_at=datetime.now(UTC) + timedelta(hours=1),

@@ -19,7 +19,14 @@ from typing import Any
 from fastapi.testclient import TestClient
 from httpx2 import Response
 
-from tests.fakes.github.state import FakeComment, FakeGitHub, FakeInstallation, FakeRepo, FakeUser
+from tests.fakes.github.state import (
+    FakeComment,
+    FakeGitHub,
+    FakeInstallation,
+    FakePull,
+    FakeRepo,
+    FakeUser,
+)
 
 WEBHOOK_PATH = "/api/github/webhooks"
 
@@ -166,3 +173,24 @@ def installation_json(fake: FakeGitHub, installation: FakeInstallation) -> dict[
 
 def repository_brief(repo: FakeRepo) -> dict[str, Any]:
     return {"id": repo.id, "name": repo.name, "full_name": repo.full_name, "private": repo.private}
+
+
+def pull_request_payload(
+    fake: FakeGitHub, repo: FakeRepo, pull: FakePull, *, action: str = "opened"
+) -> dict[str, Any]:
+    """`pull_request` for a pull request the fake holds (its head in the same repository)."""
+    return {
+        "action": action,
+        "number": pull.number,
+        "pull_request": {
+            "number": pull.number,
+            "state": "open",
+            "title": "Change the registry",
+            "user": pull.author.to_json(),
+            "head": {"sha": pull.head_sha, "ref": "change", "repo": repo.to_json()},
+            "base": {"ref": "main", "repo": repo.to_json()},
+        },
+        "repository": repo.to_json(),
+        "sender": pull.author.to_json(),
+        "installation": {"id": installation_of(fake, repo).id},
+    }

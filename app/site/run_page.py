@@ -1,0 +1,168 @@
+"""A run's page, written out in Python rather than through a Jinja template.
+
+A site has far more runs than any other page (10,000 of its 17,500 pages), and a Jinja
+page spends most of its time in the template machinery: a context per page, a call per
+macro, an escape per expression. Here the page is a few f-strings over one run, inside the
+frame `base.html` renders once per depth (`render.frame`). Every text from a record is
+escaped; the rest is the site's own markup.
+"""
+
+from __future__ import annotations
+
+from markupsafe import escape
+
+from app.site import page as paths
+from app.site.boards import RunView, time_html
+from app.site.format import CRUMB, NONE, count, interval, options, runner, score, usd
+from app.site.page import Page
+from app.site.source import BoardSource
+from registry.datarepo.models import BoardRow, Provenance, PublishedRun
+from registry.schema import MetricScale
+
+TEMPLATE = "run"
+"""The `Page.template` of run pages: not a Jinja template, this module."""
+
+_FILTER = """<div class="filter" data-filter-for="tasks-table" hidden>
+<label for="tasks-table-filter">Filter tasks</label>
+<input id="tasks-table-filter" type="search" autocomplete="off">
+</div>
+"""
+
+
+def render_main(each: Page) -> str:
+    """The page's `<main>`: its facts, where it ran, and the per-task rewards."""
+    board: BoardSource = each.context["board"]  # type: ignore[assignment]
+    view: RunView = each.context["view"]  # type: ignore[assignment]
+    row: BoardRow | None = each.context["row"]  # type: ignore[assignment]
+    run, root = view.run, each.root
+    entry = escape(run.entry.name)
+    entry_href = f"{root}{paths.entry(board.slug, run.entry.name)}"
+    return (
+        f'<p class="crumbs"><a href="{root}{paths.home()}">Boards</a>{CRUMB}'
+        f'<a href="{root}{paths.board(board.slug)}">{escape(board.title)}</a>{CRUMB}'
+        f'<a href="{entry_href}">{entry}</a></p>\n'
+        f"<h1>Run {escape(run.id)}</h1>\n"
+        f"{_notice(run, root)}"
+        f'<dl class="facts">\n'
+        f"<dt>Score</dt><dd>{_score(view, board.header.metric, board.header.metric_scale)}</dd>\n"
+        f'<dt>Entry</dt><dd><a href="{entry_href}">{entry}</a> by '
+        f'<a href="https://github.com/{escape(run.entry.owner)}">{escape(run.entry.owner)}</a>'
+        f"{'' if row is None else f', rank group {row.rank_group}'}</dd>\n"
+        f"<dt>Agent</dt><dd>{escape(run.entry.settings.agent)} {escape(run.agent_version or '')}"
+        f' <span class="note">{escape(options(run.entry.settings.options))}</span></dd>\n'
+        f"<dt>Model</dt><dd>{f'<code>{escape(run.model)}</code>' if run.model else 'none'}</dd>\n"
+        f"<dt>Attempts per task</dt><dd>{run.n_attempts}</dd>\n"
+        f"<dt>Issued</dt><dd>{_issued(run)}</dd>\n"
+        f"<dt>Published</dt><dd>{view.published}</dd>\n"
+        f"<dt>Status</dt><dd>{view.status}</dd>\n"
+        f"<dt>Job id</dt><dd><code>{escape(run.job_id)}</code></dd>\n"
+        f"<dt>Versions</dt><dd>Harbor {escape(run.harbor_version or 'unknown')}, "
+        f"hbench {escape(run.hbench_version or 'unknown')}</dd>\n"
+        f"<dt>Tokens</dt><dd>{_tokens(run)}</dd>\n"
+        f"<dt>Cost</dt><dd>{_cost(run)}</dd>\n"
+        f"</dl>\n\n"
+        f'<section aria-labelledby="provenance-heading">\n'
+        f'<h2 id="provenance-heading">Where it ran</h2>\n'
+        f"{provenance_html(run.provenance)}"
+        f"</section>\n\n"
+        f'<section aria-labelledby="tasks-heading">\n'
+        f'<h2 id="tasks-heading">Per-task rewards</h2>\n'
+        f"<p>{len(run.results)} tasks, {view.attempts} attempt{'s' if view.attempts > 1 else ''}"
+        f" each at most. An errored trial has no reward and counts 0.</p>\n"
+        f"{_FILTER}\n"
+        f'<table class="sortable" id="tasks-table">\n'
+        f"<thead><tr>{_attempt_headers(view.attempts)}</tr></thead>\n"
+        f"<tbody>\n{view.task_rows}\n</tbody>\n"
+        f"</table>\n"
+        f"</section>\n"
+    )
+
+
+def provenance_html(p: Provenance) -> str:
+    """Where the run ran: every verified claim of an Actions run, linked to GitHub."""
+    if p.kind != "actions":
+        return "<p>On its owner's machine.</p>\n"
+    repo = escape(p.repository) if p.repository else None
+    github = f"https://github.com/{repo}"
+    commit = f"<code>{escape(p.commit or NONE)}</code>"
+    if repo and p.commit:
+        commit = f'<a href="{github}/commit/{escape(p.commit)}">{commit}</a>'
+    run = str(p.run_id or NONE)
+    if repo and p.run_id:
+        run = f'<a href="{github}/actions/runs/{p.run_id}">{p.run_id}</a>'
+    job = ""
+    if p.job_workflow_ref:
+        job = (
+            f"<dt>Job's workflow</dt><dd><code>{escape(p.job_workflow_ref)}</code>"
+            " (<code>job_workflow_ref</code>)</dd>\n"
+        )
+    kind = f"{escape(runner(p.runner))}" + (
+        f" (<code>{escape(p.runner)}</code>)" if p.runner else ""
+    )
+    where = f'<a href="{github}">{repo}</a>' if repo else NONE
+    return (
+        '<p><span class="badge actions" title="Issued from GitHub Actions">GitHub Actions</span>'
+        " On GitHub Actions, as the workflow's verified OIDC token says:</p>\n"
+        '<dl class="facts">\n'
+        f"<dt>Repository</dt><dd>{where}</dd>\n"
+        f"<dt>Workflow</dt><dd><code>{escape(p.workflow or NONE)}</code></dd>\n"
+        f"{job}"
+        f"<dt>Ref</dt><dd><code>{escape(p.ref or NONE)}</code></dd>\n"
+        f"<dt>Commit</dt><dd>{commit}</dd>\n"
+        f"<dt>Actions run</dt><dd>{run}</dd>\n"
+        f"<dt>Runner</dt><dd>{kind}</dd>\n"
+        "</dl>\n"
+    )
+
+
+def _notice(run: PublishedRun, root: str) -> str:
+    on = f" on {time_html(run.status_changed_at)}" if run.status_changed_at else ""
+    if run.status == "withdrawn":
+        return (
+            f'<p class="notice">Withdrawn by its owner{on}. '
+            "Its score is off the board for good.</p>\n"
+        )
+    if run.status == "taken_down":
+        reason = escape(run.take_down_reason or "")
+        return (
+            f'<p class="notice">Taken down by the maintainers{on}, for the reason '
+            f'<code>{reason}</code> (the <a href="{root}{paths.audit()}">audit log</a> has the '
+            "note). Its score is off the board.</p>\n"
+        )
+    return ""
+
+
+def _score(view: RunView, metric: str, scale: MetricScale) -> str:
+    s = view.score
+    band = ""
+    if s.low is not None:
+        band = f", 95% interval {interval(s.low, s.high, scale)}"
+    return (
+        f"<strong>{score(s.mean, scale)}</strong> {escape(metric)}{band}, "
+        f"over {s.n_trials} trials of {s.n_tasks} tasks"
+    )
+
+
+def _issued(run: PublishedRun) -> str:
+    if run.issued:
+        return "yes: the board issued this run before it ran, and counted it"
+    return "no: a self-reported run"
+
+
+def _tokens(run: PublishedRun) -> str:
+    usage = run.usage
+    cached = f" ({count(usage.cached_tokens)} cached)" if usage.cached_tokens else ""
+    return f"{count(usage.input_tokens)} input{cached}, {count(usage.output_tokens)} output"
+
+
+def _cost(run: PublishedRun) -> str:
+    if run.usage.cost_usd is None:
+        return "not reported by the job"
+    return f"{usd(run.usage.cost_usd)}, as the job reported it"
+
+
+def _attempt_headers(attempts: int) -> str:
+    cells = "".join(
+        f'<th scope="col" data-type="number">Attempt {i + 1}</th>' for i in range(attempts)
+    )
+    return f'<th scope="col">Task</th>{cells}<th scope="col" data-type="number">Mean</th>'

@@ -1,0 +1,360 @@
+"""Load test: many concurrent clients for a while against `hbench-app serve` on loopback,
+issuing runs, uploading and publishing real sealed jobs, and reading lists and pages.
+
+Each client loops until the time is up, picking its next operation at random by weight:
+issue a run (`POST /api/local-runs`), upload the demo job with an API token, publish a
+job of its own (upload a distinct sealed variant, then publish it), list its jobs, list
+runs (`GET /v1/runs`), read a site page. Every answer must be a success: any other status,
+or a request that fails, is an error. Accounts are many, so no board limit is reached
+(each account and board takes at most the board's waiting limit of runs). Afterwards every
+accepted upload must be listed exactly once on its owner's bench, every issued run once
+in its owner's runs, and every published job's run exactly once in the data repository.
+
+    .venv/bin/python bench/load.py                       # 100 clients for 60 s, SQLite
+    .venv/bin/python bench/load.py --clients 20 --seconds 5
+    .venv/bin/python bench/load.py --database-url postgresql+psycopg://…/load
+
+Exits 1 on any error or anything missing or doubled afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from report import Row, emit, percentile
+from service import Service, make_tokens, packed, run_demo_job, running_service, variant
+
+BOARDS = ("hbench-demo", "hbench-demo-quick")
+PER_ACCOUNT_BOARD = 5
+"""Runs issued per account and board: the boards' waiting limit."""
+WEIGHTS = {
+    "issue": 3, "upload": 2, "publish": 1, "list jobs": 3, "v1 runs": 3, "site page": 3,
+}  # fmt: skip
+"""How often each operation is picked; an operation whose supply ran out (runs to issue,
+jobs to publish) gives way to a list of the client's jobs."""
+DRAIN_SECONDS = 180.0
+WRITER_POLL = "HBENCH_WRITER_POLL_INTERVAL"
+
+
+@dataclass
+class Workload:
+    """What the clients send: tokens to sign in with, the runs they may be issued, the
+    archive to upload and the distinct archives to publish, and the pages to read."""
+
+    tokens: list[str]
+    upload_body: bytes
+    publish_bodies: deque[bytes]
+    site_pages: list[str]
+    tickets: deque[tuple[str, str]] = field(default_factory=deque)
+
+    def __post_init__(self) -> None:
+        if not self.tickets:
+            tickets = [(t, b) for b in BOARDS for t in self.tokens] * PER_ACCOUNT_BOARD
+            self.tickets = deque(tickets)
+
+
+@dataclass
+class Ledger:
+    """What the service accepted, by token, and how long each operation took."""
+
+    uploaded: dict[str, list[str]] = field(default_factory=dict)
+    published: dict[str, list[str]] = field(default_factory=dict)
+    issued: dict[str, list[str]] = field(default_factory=dict)
+    latencies: dict[str, list[float]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def note(self, kept: dict[str, list[str]], token: str, value: str) -> None:
+        kept.setdefault(token, []).append(value)
+
+
+class Client:
+    """One simulated user: an HTTP connection pool shared by all, and its own choices."""
+
+    def __init__(self, http: httpx.AsyncClient, work: Workload, ledger: Ledger, seed: int):
+        self.http, self.work, self.ledger = http, work, ledger
+        self.random = random.Random(seed)  # noqa: S311 - a workload's mix, not a secret
+        # Clients start on the operations in turn, so even a short run does each of them.
+        self.first = list(WEIGHTS)[seed % len(WEIGHTS)]
+
+    async def call(
+        self,
+        op: str,
+        method: str,
+        path: str,
+        token: str | None,
+        *,
+        json: object = None,
+        gzip: bytes | None = None,
+    ) -> httpx.Response | None:
+        """Send one request; None (and an error noted) unless it is answered with success."""
+        headers = {"authorization": f"Bearer {token}"} if token else {}
+        if gzip is not None:
+            headers["content-type"] = "application/gzip"
+        start = time.perf_counter()
+        try:
+            answer = await self.http.request(method, path, headers=headers, json=json, content=gzip)
+        except httpx.HTTPError as error:
+            self.ledger.errors.append(f"{op}: {method} {path}: {type(error).__name__} {error}")
+            return None
+        self.ledger.latencies.setdefault(op, []).append(time.perf_counter() - start)
+        if not answer.is_success:
+            self.ledger.errors.append(
+                f"{op}: {method} {path}: {answer.status_code} {answer.text[:300]}"
+            )
+            return None
+        return answer
+
+    async def loop(self, deadline: float) -> None:
+        ops, weights = list(WEIGHTS), list(WEIGHTS.values())
+        op = self.first
+        while time.monotonic() < deadline:
+            await self.step(op)
+            op = self.random.choices(ops, weights)[0]
+
+    async def step(self, op: str) -> None:
+        token = self.random.choice(self.work.tokens)
+        if op == "issue" and self.work.tickets:
+            await self.issue(*self.work.tickets.popleft())
+        elif op == "publish" and self.work.publish_bodies:
+            await self.publish(token, self.work.publish_bodies.popleft())
+        elif op == "upload":
+            await self.upload(token, self.work.upload_body)
+        elif op == "v1 runs":
+            await self.call(op, "GET", "/v1/runs", None)
+        elif op == "site page" and self.work.site_pages:
+            await self.call(op, "GET", self.random.choice(self.work.site_pages), None)
+        else:
+            await self.call("list jobs", "GET", "/api/bench/jobs", token)
+
+    async def issue(self, token: str, board: str) -> None:
+        body = {"arena": board, "declarative": {"agent": "oracle"}}
+        answer = await self.call("issue", "POST", "/api/local-runs", token, json=body)
+        if answer is not None:
+            self.ledger.note(self.ledger.issued, token, answer.json()["run_id"])
+
+    async def upload(self, token: str, body: bytes) -> str | None:
+        answer = await self.call("upload", "POST", "/api/bench/uploads", token, gzip=body)
+        if answer is None:
+            return None
+        job_id: str = answer.json()["id"]
+        self.ledger.note(self.ledger.uploaded, token, job_id)
+        return job_id
+
+    async def publish(self, token: str, body: bytes) -> None:
+        job_id = await self.upload(token, body)
+        if job_id is None:
+            return
+        path = f"/api/bench/jobs/{job_id}/publish"
+        if await self.call("publish", "POST", path, token) is not None:
+            self.ledger.note(self.ledger.published, token, job_id)
+
+
+async def run_load(
+    url: str, work: Workload, ledger: Ledger, *, clients: int, seconds: float, seed: int = 7
+) -> Ledger:
+    """`clients` clients looping over the workload for `seconds`, noting in `ledger` what
+    they were answered and how fast."""
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as http:
+        started = time.perf_counter()
+        deadline = time.monotonic() + seconds
+        await asyncio.gather(
+            *(Client(http, work, ledger, seed * 1000 + n).loop(deadline) for n in range(clients))
+        )
+        ledger.seconds = time.perf_counter() - started
+    return ledger
+
+
+def published_run_files(service: Service) -> Counter[str]:
+    """How many times each run id has a file in the data repository's default branch."""
+    listing = subprocess.run(
+        ["git", "--git-dir", str(service.state / "data.git"), "ls-tree", "-r", "--name-only",
+         "HEAD"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return Counter(
+        path.rsplit("/", 1)[1].removesuffix(".json")
+        for path in listing.splitlines()
+        if path.startswith("boards/") and "/runs/" in path and path.endswith(".json")
+    )
+
+
+def wait_for_writer(service: Service, timeout: float = DRAIN_SECONDS) -> None:
+    """Wait until the data-repo writer has applied every change the outbox holds."""
+    from app.datarepo.outbox import counts  # noqa: PLC0415 - the service's own view
+    from app.db.session import Database  # noqa: PLC0415
+
+    database = Database(service.database_url)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with database.session() as session:
+                left = counts(session, max_attempts=5)
+            if left.pending == 0:
+                if left.given_up:
+                    raise RuntimeError(f"the writer gave up on {left.given_up} changes")
+                return
+            time.sleep(0.5)
+    finally:
+        database.dispose()
+    raise RuntimeError(f"the writer did not apply every change within {timeout:.0f} s")
+
+
+def check_afterwards(url: str, service: Service, ledger: Ledger) -> list[str]:
+    """Everything accepted is there exactly once: jobs on their owner's bench, issued
+    runs in their owner's runs, published runs in the data repository."""
+    problems: list[str] = []
+    with httpx.Client(base_url=url, timeout=120) as http:
+        for token in set(ledger.uploaded) | set(ledger.issued):
+            auth = {"authorization": f"Bearer {token}"}
+            jobs = http.get("/api/bench/jobs", params={"limit": 1000}, headers=auth).json()["jobs"]
+            problems += once("job", [j["id"] for j in jobs], ledger.uploaded.get(token, []))
+            published = {j["id"] for j in jobs if j["status"] == "published"}
+            problems += once("published job", list(published), ledger.published.get(token, []))
+            runs = http.get("/api/local-runs", params={"limit": 1000}, headers=auth).json()["runs"]
+            problems += once(
+                "issued run", [r["run_id"] for r in runs], ledger.issued.get(token, [])
+            )
+    wait_for_writer(service)
+    files = published_run_files(service)
+    for job_id in (j for jobs in ledger.published.values() for j in jobs):
+        if files[job_id] != 1:
+            problems.append(f"published job {job_id} has {files[job_id]} run files")
+    return problems
+
+
+def once(kind: str, found: Sequence[str], accepted: Sequence[str]) -> list[str]:
+    counted = Counter(found)
+    problems = [f"{kind} {k} is listed {n} times" for k, n in counted.items() if n > 1]
+    problems += [f"{kind} {k} was accepted but is missing" for k in accepted if k not in counted]
+    problems += [f"{kind} {k} was accepted twice" for k, n in Counter(accepted).items() if n > 1]
+    extra = set(counted) - set(accepted)
+    problems += [f"{kind} {k} is listed but was never accepted" for k in sorted(extra)]
+    return problems
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Per operation: how many answered, per second, and the p50 and p99 latency in ms."""
+
+    op: str
+    count: int
+    per_second: float
+    p50_ms: float
+    p99_ms: float
+
+
+def figures(ledger: Ledger) -> list[Figures]:
+    out = []
+    for op in WEIGHTS:
+        ms = [t * 1000 for t in ledger.latencies.get(op, [])]
+        if ms:
+            rate = len(ms) / ledger.seconds
+            out.append(Figures(op, len(ms), rate, percentile(ms, 0.5), percentile(ms, 0.99)))
+    return out
+
+
+def prepare(
+    folder: Path, service: Service, *, accounts: int, publishes: int, job: Path
+) -> tuple[Workload, Ledger]:
+    """Accounts and tokens, the archives, and a first publish (by an account of its own,
+    noted in the ledger returned) so the site has board pages to read."""
+    logins = ["load-first", *(f"load-{n}" for n in range(accounts))]
+    first, *tokens = make_tokens(service.database_url, logins).values()
+    bodies = deque(packed(variant(job, folder / "variants", n)) for n in range(publishes + 1))
+    work = Workload(tokens, packed(job), bodies, [])
+    ledger = Ledger()
+
+    async def publish_first() -> None:
+        async with httpx.AsyncClient(base_url=service.url, timeout=120) as http:
+            await Client(http, work, ledger, 0).publish(first, bodies.popleft())
+
+    asyncio.run(publish_first())
+    if ledger.errors:
+        raise RuntimeError(f"the first publish failed: {ledger.errors[0]}")
+    ledger.latencies.clear()
+    wait_for_writer(service)
+    site = service.state / "site"
+    pages = site_pages(site)
+    work.site_pages = [
+        "/site/" + p.relative_to(site).as_posix().removesuffix("index.html") for p in pages[:20]
+    ]
+    return work, ledger
+
+
+def site_pages(site: Path, timeout: float = 60.0) -> list[Path]:
+    """The built site's pages, once the rebuild after the first publish shows its board."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pages = sorted(site.rglob("*.html"))
+        if any("hbench-demo" in page.as_posix() for page in pages):
+            return pages
+        time.sleep(0.2)
+    raise RuntimeError(f"the site in {site} has no page of the demo board")
+
+
+def report(ledger: Ledger, problems: list[str], clients: int, backend: str) -> int:
+    rows = figures(ledger)
+    total = sum(f.count for f in rows)
+    print(f"\n{clients} clients for {ledger.seconds:.1f} s on loopback, {backend}: "
+          f"{total} requests, {total / ledger.seconds:.1f}/s, "
+          f"{len(ledger.errors)} errors\n")  # fmt: skip
+    print(f"{'':<12}{'count':>8}{'per s':>9}{'p50 ms':>9}{'p99 ms':>9}")
+    for f in rows:
+        print(f"{f.op:<12}{f.count:>8}{f.per_second:>9.1f}{f.p50_ms:>9.0f}{f.p99_ms:>9.0f}")
+    emit(
+        [Row("load", f"{clients} clients: all requests", total / ledger.seconds, "req/s")]
+        + [Row("load", f"{f.op}: throughput", f.per_second, "req/s") for f in rows]
+        + [
+            Row("load", f"{f.op}: latency p99", f.p99_ms, "ms", f"{f.op}: p50", f.p50_ms)
+            for f in rows
+        ]
+    )
+    for error in ledger.errors[:5]:
+        print(f"error: {error}")
+    for problem in problems[:5]:
+        print(f"afterwards: {problem}")
+    return 1 if ledger.errors or problems else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--accounts", type=int, default=200, help="each is issued 10 runs")
+    parser.add_argument("--publishes", type=int, default=200, help="distinct jobs to publish")
+    parser.add_argument("--database-url", help="a PostgreSQL URL (default: SQLite)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-load-") as scratch:
+        folder = Path(scratch)
+        print("running the demo job with hbench run …", flush=True)
+        job = run_demo_job(folder)
+        env = {WRITER_POLL: "1"}
+        with running_service(folder / "state", database_url=args.database_url, env=env) as service:
+            print(f"making {args.accounts} accounts and {args.publishes} jobs …", flush=True)
+            work, ledger = prepare(
+                folder, service, accounts=args.accounts, publishes=args.publishes, job=job
+            )
+            print(f"{args.clients} clients for {args.seconds:.0f} s …", flush=True)
+            asyncio.run(
+                run_load(service.url, work, ledger, clients=args.clients, seconds=args.seconds)
+            )
+            problems = check_afterwards(service.url, service, ledger)
+    backend = "PostgreSQL" if args.database_url else "SQLite"
+    return report(ledger, problems, args.clients, backend)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""The workflow's GitHub OIDC token, requested for the service as its audience.
+
+A job with `permissions: id-token: write` finds `ACTIONS_ID_TOKEN_REQUEST_URL` and
+`ACTIONS_ID_TOKEN_REQUEST_TOKEN` in its environment; a GET of that URL with
+`&audience=…` and the request token as a bearer answers `{"value": "<jwt>"}`. Without
+the permission (or in a pull request from a fork) neither variable is set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import quote
+
+import httpx
+
+from hbench import __version__
+from hbench.errors import HbenchError
+
+URL_VARIABLE = "ACTIONS_ID_TOKEN_REQUEST_URL"
+TOKEN_VARIABLE = "ACTIONS_ID_TOKEN_REQUEST_TOKEN"  # noqa: S105 - a variable's name
+TIMEOUT = httpx.Timeout(30.0)
+
+
+def audience_for(service_url: str) -> str:
+    """The audience the service checks: its public URL, without a trailing slash."""
+    return service_url.rstrip("/")
+
+
+def request_url(base: str, audience: str) -> str:
+    separator = "&" if "?" in base else "?"
+    return f"{base}{separator}audience={quote(audience, safe='')}"
+
+
+def request_id_token(
+    environ: Mapping[str, str],
+    service_url: str,
+    *,
+    transport: httpx.BaseTransport | None = None,
+) -> str:
+    """Ask the runner for an ID token whose audience is the service; return the JWT."""
+    base = environ.get(URL_VARIABLE, "").strip()
+    bearer = environ.get(TOKEN_VARIABLE, "").strip()
+    if not base or not bearer:
+        raise HbenchError(
+            "action-oidc-unavailable",
+            f"{URL_VARIABLE} and {TOKEN_VARIABLE} are not set, so this job can't request a "
+            "GitHub OIDC token for the service: the job needs `permissions: id-token: write` "
+            "(pull requests from forks never get one; pass `api-token` there)",
+        )
+    url = request_url(base, audience_for(service_url))
+    headers = {"authorization": f"bearer {bearer}", "user-agent": f"hbench/{__version__}"}
+    try:
+        with httpx.Client(timeout=TIMEOUT, transport=transport) as client:
+            answer = client.get(url, headers=headers)
+    except httpx.HTTPError as exc:
+        message = f"could not request the OIDC token: {exc.__class__.__name__}: {exc}"
+        raise HbenchError("action-oidc-failed", message) from None
+    try:
+        value = answer.json().get("value") if answer.is_success else None
+    except (ValueError, AttributeError):
+        value = None
+    if not isinstance(value, str) or not value:
+        message = f"the runner answered the OIDC token request with HTTP {answer.status_code}"
+        raise HbenchError("action-oidc-failed", message + " and no token")
+    return value

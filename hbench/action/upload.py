@@ -1,0 +1,135 @@
+"""The Action's last step: check the sealed job, upload it, and write the step summary.
+
+An issued run uploads with its run token, read from the file the issue step left under
+`RUNNER_TEMP`; any other job with the `api-token` input. Either is masked before anything
+is printed. A refusal becomes one `::error::` annotation per problem, each ending with
+the service's rule code and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hbench.action.protocol import Actions, Inputs
+from hbench.action.summary import job_summary
+from hbench.errors import HbenchError, Problem
+from hbench.issue import RUN_FILE, UPLOADS_PATH
+from hbench.jobs.manifest import verify as verify_manifest
+from hbench.jobs.pack import pack_to_path
+from hbench.jobs.reader import Job, completeness_problems, read_job
+from hbench.limits import UPLOAD_MAX_BYTES
+from hbench.upload import RUN_TOKEN_HEADER, send_archive
+
+TITLE = "hbench: the upload was refused"
+JOB_PATH = "/api/bench/jobs/"
+
+
+def read_token(path: Path) -> str:
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        message = f"can't read the run token from {path}: {exc.strerror}"
+        raise HbenchError("action-handoff-missing", message) from None
+    if not token:
+        raise HbenchError("action-handoff-missing", f"{path} holds no run token")
+    return token
+
+
+def auth_headers(actions: Actions, inputs: Inputs) -> dict[str, str]:
+    """The run token from its file, else the API token; masked before use."""
+    if (token_file := inputs.get("token-file")) is not None:
+        token = read_token(Path(token_file))
+        actions.mask(token)
+        return {RUN_TOKEN_HEADER: token}
+    if (api_token := inputs.get("api-token")) is not None:
+        actions.mask(api_token)
+        return {"authorization": f"Bearer {api_token}"}
+    message = "pass `token-file` (the issue step's output) or `api-token` to upload with"
+    raise HbenchError("upload-token-missing", message)
+
+
+def checked_job(job_dir: Path) -> Job:
+    """The job, unchanged since it was sealed, finished and complete; else every problem."""
+    problems: list[Problem] = list(verify_manifest(job_dir))
+    try:
+        job = read_job(job_dir)
+    except HbenchError as error:
+        raise HbenchError.from_problems([*problems, *error.problems]) from None
+    problems += completeness_problems(job)
+    if problems:
+        raise HbenchError.from_problems(problems)
+    return job
+
+
+def run_details(inputs: Inputs) -> dict[str, Any]:
+    """What the issue step wrote about the run, when its folder is given."""
+    run_dir = inputs.get("run-dir")
+    if run_dir is None:
+        return {}
+    try:
+        details = json.loads((Path(run_dir) / RUN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return details if isinstance(details, dict) else {}
+
+
+def send(job_dir: Path, url: str, headers: dict[str, str], scratch: Path) -> Any:
+    """Pack and send the job; the accepted answer, or the service's refusal raised."""
+    scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=scratch) as folder:
+        archive = Path(folder) / f"{job_dir.name}.tgz"
+        packed = pack_to_path(job_dir, archive)
+        if packed.size > UPLOAD_MAX_BYTES:
+            mib = 1024 * 1024
+            message = f"the packed job is {packed.size / mib:.1f} MiB, over the upload cap"
+            raise HbenchError("pack-too-large", message)
+        answer = send_archive(url, archive, headers)
+    if not answer.accepted:
+        raise HbenchError.from_problems(answer.problems())
+    return answer.body
+
+
+def upload(actions: Actions, inputs: Inputs) -> None:
+    job_dir = Path(inputs.required("job-dir"))
+    wanted = inputs.boolean("upload", default=True)
+    headers = auth_headers(actions, inputs) if wanted else {}
+    service_url = inputs.required("service-url").rstrip("/")
+    details = run_details(inputs)
+    job = checked_job(job_dir)
+    actions.set_output("job-name", job.job_name)
+    actions.set_output("score", f"{job.score:.4f}")
+    if not wanted:
+        actions.notice("hbench: not uploaded", f"`upload` is false; the job stays at {job_dir}")
+        actions.summary(job_summary(job, details, None, None))
+        return
+    body = send(job_dir, service_url + UPLOADS_PATH, headers, actions.temp_dir() / "hbench")
+    job_id = str(body["id"])
+    job_url = f"{service_url}{JOB_PATH}{job_id}"
+    actions.log(f"uploaded {job.job_name} as job {job_id}: score {body['score']:.4f}, private")
+    actions.set_output("job-id", job_id)
+    actions.set_output("score", f"{float(body['score']):.4f}")
+    actions.set_output("job-url", job_url)
+    actions.summary(job_summary(job, details, job_id, job_url))
+
+
+def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Upload the job; 0 when the service took it (or `upload` is false), 1 otherwise."""
+    del argv  # every setting arrives as an input variable
+    env = os.environ if environ is None else environ
+    actions = Actions(env)
+    try:
+        upload(actions, Inputs(env))
+    except HbenchError as error:
+        actions.problems(TITLE, error.problems)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

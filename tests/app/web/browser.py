@@ -1,0 +1,122 @@
+"""Driving the pages in Debian's headless Chromium, as the site's browser tests do: the
+service served on a real loopback port, a browser per module, a console watcher, and
+screenshots under `test-artifacts/screenshots/web/`."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import uvicorn
+from fastapi import FastAPI
+from playwright.sync_api import Page
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots" / "web"
+STARTUP_SECONDS = 30.0
+
+
+def loopback_socket() -> socket.socket:
+    """A socket bound to a free loopback port, so its address is known before serving."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@contextmanager
+def serving(app: FastAPI, sock: socket.socket) -> Iterator[str]:
+    """Serve the app on the socket until the block ends; yields its base URL."""
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the service did not start")
+        time.sleep(0.01)
+    try:
+        yield url_of(sock)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=STARTUP_SECONDS)
+        sock.close()
+
+
+class Console:
+    """Errors a page logs, scripts it fails, and requests that fail or are refused.
+
+    An upload the service refuses answers 4xx on purpose (the page shows why), so
+    `/bench/upload` may; Chromium's console line for any refused request is left to the
+    response check, which sees every one.
+    """
+
+    EXPECTED_REFUSALS = ("/bench/upload",)
+
+    def __init__(self, page: Page) -> None:
+        self.problems: list[str] = []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.problems.append(str(error)))
+        page.on("requestfailed", self._failed)
+        page.on("response", self._answered)
+
+    def _console(self, message: Any) -> None:
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            self.problems.append(message.text)
+
+    def _failed(self, request: Any) -> None:
+        if request.failure != "net::ERR_ABORTED":
+            self.problems.append(f"{request.failure}: {request.url}")
+
+    def _answered(self, response: Any) -> None:
+        refused_on_purpose = urlsplit(response.url).path in self.EXPECTED_REFUSALS
+        if response.status >= 400 and not (response.status < 500 and refused_on_purpose):
+            self.problems.append(f"HTTP {response.status}: {response.url}")
+
+
+def screenshot(page: Page, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+UNLABELLED = """() => Array.from(document.querySelectorAll('input, select, textarea'))
+  .filter((el) => el.type !== 'hidden' && !(el.labels && el.labels.length)
+                  && !el.getAttribute('aria-label'))
+  .map((el) => el.id || el.name)"""
+"""Form controls no label names: each must have one."""
+
+TEXT_COLOURS = """() => {
+  const background = (el) => {
+    for (let at = el; at; at = at.parentElement) {
+      const bg = getComputedStyle(at).backgroundColor;
+      if (!/rgba\\(.*, 0\\)$/.test(bg) && bg !== "transparent") return bg;
+    }
+    return "rgb(255, 255, 255)";
+  };
+  const pairs = [];
+  const seen = new Set();
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const el = walker.currentNode.parentElement;
+    if (!walker.currentNode.textContent.trim() || seen.has(el)) continue;
+    seen.add(el);
+    const box = el.getBoundingClientRect();
+    if (box.width <= 1 || box.height <= 1) continue;  // not shown
+    pairs.push({text: walker.currentNode.textContent.trim().slice(0, 40),
+                fg: getComputedStyle(el).color, bg: background(el)});
+  }
+  return pairs;
+}"""
+"""Each shown text's colour and the background behind it, for the contrast check."""
