@@ -36,7 +36,7 @@ test: system-deps $(PY)  ## the README's second command: lint, type-check and ru
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(MAKE) lint-actions
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n auto --dist loadfile
 
 lint: $(PY)  ## ruff only
 	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

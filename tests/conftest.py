@@ -19,6 +19,9 @@ from hbench.sandbox import IMPORT_PATH
 
 HARBOR = str(Path(sys.executable).with_name("harbor"))
 os.environ["HARBOR_TELEMETRY"] = "0"
+# The CLI's consoles read COLUMNS when first made and keep it; pytest-xdist's workers start
+# with COLUMNS=80. Without it, each CLI test's own COLUMNS decides the width of its tables.
+os.environ.pop("COLUMNS", None)
 
 
 @pytest.fixture(scope="session")

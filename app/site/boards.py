@@ -53,21 +53,20 @@ class RunView:
 
     @classmethod
     def of(cls, run: PublishedRun) -> RunView:
-        attempts = max(len(trials) for trials in run.results.values())
-        tasks = [_task(task, tuple(trials), attempts) for task, trials in run.results.items()]
-        # The registry's estimator, over the per-task tallies the rows were made with.
-        tallied = Tally(
-            sums=[t.sums[0] for _, t in tasks],
-            counts=[t.counts[0] for _, t in tasks],
-            passed=[t.passed[0] for _, t in tasks],
-            binary=all(t.binary for _, t in tasks),
-            in_unit=all(t.in_unit for _, t in tasks),
+        results = run.results
+        attempts = max(map(len, results.values()))
+        # One cached piece per task, its columns split apart in one pass.
+        rows, sums, counts, passed, binary, in_unit = zip(
+            *[_task(task, tuple(trials), attempts) for task, trials in results.items()],
+            strict=True,
         )
+        # The registry's estimator, over the per-task tallies the rows were made with.
+        tallied = Tally(list(sums), list(counts), list(passed), all(binary), all(in_unit))
         return cls(
             run,
             estimate(tallied),
             attempts,
-            Markup("\n".join([row for row, _ in tasks])),  # noqa: S704 - see `_task`
+            Markup("\n".join(rows)),  # noqa: S704 - see `_task`
             time_html(run.published_at),
             Markup(_STATUS[run.status]),  # noqa: S704 - constant HTML
         )
@@ -322,7 +321,9 @@ def _entry_run_rows(runs: Sequence[RunView], scale: MetricScale) -> Markup:
 
 
 @lru_cache(maxsize=1 << 17)
-def _task(task: str, trials: tuple[float | None, ...], width: int) -> tuple[str, Tally]:
+def _task(
+    task: str, trials: tuple[float | None, ...], width: int
+) -> tuple[str, float, int, int, bool, bool]:
     """A task's row in the run page's table (each trial's reward, then the task's mean;
     the name escaped, the rest ours) and its tally for the run's score.
 
@@ -333,7 +334,8 @@ def _task(task: str, trials: tuple[float | None, ...], width: int) -> tuple[str,
     pad = "<td></td>" * (width - len(trials))
     mean = _cell(math.fsum(filter(None, trials)) / len(trials))
     row = f'<tr><th scope="row">{escape(task)}</th>{cells}{pad}{mean}</tr>'
-    return row, tally({task: trials})
+    t = tally({task: trials})
+    return row, t.sums[0], t.counts[0], t.passed[0], t.binary, t.in_unit
 
 
 def _cell(value: float | None) -> str:

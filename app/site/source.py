@@ -111,6 +111,22 @@ def parse[RecordT: BaseModel](model: type[RecordT], path: str, text: str) -> Rec
         raise HbenchError("site-data-invalid", f"{path}: {first}", path=path) from None
 
 
+def parse_value[RecordT: BaseModel](model: type[RecordT], path: str, value: object) -> RecordT:
+    """A file's parsed JSON as its record, refused as `parse` refuses."""
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        first = str(exc).splitlines()[0]
+        raise HbenchError("site-data-invalid", f"{path}: {first}", path=path) from None
+
+
+def _loads(path: str, text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise HbenchError("site-data-invalid", f"{path}: not JSON ({exc})", path=path) from None
+
+
 def parse_many[RecordT: BaseModel](
     adapter: TypeAdapter[list[RecordT]], paths: Sequence[str], texts: Mapping[str, str]
 ) -> list[RecordT]:
@@ -155,9 +171,11 @@ def _board(
     rows_path = layout.rows_file(slug)
     rows, rows_json = None, ()
     if rows_path in files:
-        rows = parse(BoardRows, rows_path, files[rows_path])
-        # The rows' JSON as written, for the pages' JSON, rather than dumping 7,000 rows again.
-        rows_json = tuple(json.loads(files[rows_path])["rows"])
+        # Parsed once: validated as the record, and kept as written for the pages' JSON
+        # rather than dumping 7,000 rows again.
+        loaded = _loads(rows_path, files[rows_path])
+        rows = parse_value(BoardRows, rows_path, loaded)
+        rows_json = tuple(loaded["rows"]) if isinstance(loaded, dict) else ()
     header = header_of(slug, registry, opened)
     named = registry.boards.get(slug) if opened is None else None
     return BoardSource(

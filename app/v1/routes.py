@@ -33,6 +33,8 @@ from app.v1.schemas import (
 )
 
 router = APIRouter(prefix="/v1", tags=["runs API"])
+MAX_PAGE = 1_000_000
+"""The last page a listing may ask for: its offset must fit the database's integers."""
 
 
 class SkillError(Camel):
@@ -116,7 +118,7 @@ def list_runs(
     model: str | None = None,
     harness: str | None = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
-    page: Annotated[int, Query(ge=1)] = 1,
+    page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
 ) -> RunList:
     where = service.RunFilter(benchmark, model, harness)
     rows, pagination = service.list_runs(session, where, page=page, limit=limit)

@@ -193,6 +193,7 @@ def test_an_api_token_cannot_make_more_tokens(
         ("Basic YWxpY2U6c2VjcmV0", "Bearer hpg_"),
         ("Bearer", "Bearer hpg_"),
     ],
+    ids=["unknown", "run-token", "short", "basic", "empty"],  # stable: tokens are random
 )
 def test_a_bad_authorization_header_is_refused(
     remote: TestClient, client: TestClient, header: str, hint: str

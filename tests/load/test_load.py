@@ -1,4 +1,4 @@
-"""The load test of `bench/load.py`, small: 20 clients for 5 seconds against `hbench-app
+"""The load test of `bench/load.py`, small: 20 clients for 3 seconds against `hbench-app
 serve` on loopback, on SQLite and on PostgreSQL. Every request must succeed, and afterwards
 every accepted upload, issued run and publish must be found exactly once."""
 
@@ -19,7 +19,7 @@ from tests.conftest import HarborJobFactory
 pytestmark = [pytest.mark.harbor, pytest.mark.timeout(600)]
 
 CLIENTS = 20
-SECONDS = 5.0
+SECONDS = 3.0
 
 
 @pytest.fixture(scope="module")

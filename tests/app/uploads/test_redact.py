@@ -13,7 +13,6 @@ import random
 import re
 import string
 import tracemalloc
-import uuid
 from pathlib import Path
 
 import pytest
@@ -262,7 +261,7 @@ def test_several_secrets_on_one_line_are_each_counted() -> None:
                 ]
             }
         ),
-        f"trial id {uuid.uuid4()} job {uuid.uuid4()}",
+        "trial id 635586bb-27ac-4f04-9f92-69498c1ea1a7 job 6d59c7ea-d737-423b-bdf8-d656edcfc440",
         '{"env": {"OPENAI_API_KEY": "${OPENAI_API_KEY}", "HF_TOKEN": "$HF_TOKEN"}}',
         'api_key: "{{ secrets.api_key }}"',
         '"max_tokens": 4096, "n_input_tokens": 123456, "n_cache_tokens": 0',

@@ -167,7 +167,9 @@ def test_the_list_filters_and_pages_newest_first(client: TestClient, clock: Fake
     assert client.get("/v1/runs", params={"limit": 2, "page": 4}).json()["data"] == []
 
 
-@pytest.mark.parametrize("query", [{"limit": 0}, {"limit": 101}, {"page": 0}, {"limit": "x"}])
+@pytest.mark.parametrize(
+    "query", [{"limit": 0}, {"limit": 101}, {"page": 0}, {"page": 2**61}, {"limit": "x"}]
+)
 def test_list_bounds_are_validation_errors(client: TestClient, query: dict[str, Any]) -> None:
     answer = client.get("/v1/runs", params=query)
     error = assert_skill_error(answer, 400, "validation_error", "validation_error")
