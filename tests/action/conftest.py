@@ -6,10 +6,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -19,15 +17,13 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-import uvicorn
-from fastapi import FastAPI
 
 from app.auth.service import create_api_token, ensure_account
 from app.db.session import Database
 from app.main import create_app
 from app.settings import Settings
 from tests.action.runner import ActionRunner
-from tests.hbench.cli.service import STARTUP_SECONDS, serving
+from tests.hbench.cli.service import serving
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIM = Path(__file__).with_name("docker_shim.py")
@@ -96,27 +92,6 @@ def new_runner_job(folder: Path) -> RunnerJob:
 @pytest.fixture
 def runner_job(tmp_path: Path) -> RunnerJob:
     return new_runner_job(tmp_path)
-
-
-@contextmanager
-def serving_at(app: FastAPI, sock: socket.socket) -> Iterator[str]:
-    """Serve the app on a socket bound beforehand, so its URL is known before the app is
-    made (the service's public URL is the audience of the OIDC tokens it takes)."""
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the service did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=STARTUP_SECONDS)
-        sock.close()
 
 
 @dataclass

@@ -19,10 +19,11 @@ from app.github.events import InstallationEvent
 from app.github.installations import apply_installation
 from app.main import create_app
 from app.settings import Settings
-from tests.action.conftest import ROOT, RunnerJob, serving_at, token_endpoint
+from tests.action.conftest import ROOT, RunnerJob, token_endpoint
 from tests.fakes.github import FakeGitHub
 from tests.fakes.github.server import serve_fake_github
 from tests.fakes.github.webhooks import installation_payload
+from tests.hbench.cli.service import serving_on
 
 CALLER = """\
 name: a caller's own steps
@@ -101,7 +102,7 @@ def test_the_steps_issue_with_the_workflows_oidc_token_and_upload(
             trusted_workflow_refs=(workflow,),
         )
         database = Database(settings.effective_database_url)
-        with serving_at(create_app(settings), sock):
+        with serving_on(create_app(settings), sock):
             with database.session() as db:
                 event = InstallationEvent.model_validate(
                     installation_payload(fake, installation, alice)

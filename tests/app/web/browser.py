@@ -1,58 +1,20 @@
-"""Driving the pages in Debian's headless Chromium, as the site's browser tests do: the
-service served on a real loopback port, a browser per module, a console watcher, and
-screenshots under `test-artifacts/screenshots/web/`."""
+"""Driving the pages in Debian's headless Chromium, as the site's browser tests do: a
+browser per module, a console watcher, and screenshots under
+`test-artifacts/screenshots/web/`. The service is served on a real loopback port by
+`tests.hbench.cli.service`."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import uvicorn
-from fastapi import FastAPI
 from playwright.sync_api import Page
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots" / "web"
-STARTUP_SECONDS = 30.0
-
-
-def loopback_socket() -> socket.socket:
-    """A socket bound to a free loopback port, so its address is known before serving."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
-def url_of(sock: socket.socket) -> str:
-    return f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-
-@contextmanager
-def serving(app: FastAPI, sock: socket.socket) -> Iterator[str]:
-    """Serve the app on the socket until the block ends; yields its base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            raise RuntimeError("the service did not start")
-        time.sleep(0.01)
-    try:
-        yield url_of(sock)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=STARTUP_SECONDS)
-        sock.close()
 
 
 class Console:

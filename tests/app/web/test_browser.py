@@ -21,6 +21,7 @@ from app.db.models import Job, JobStatus
 from app.db.session import Database
 from app.main import create_app
 from app.settings import Settings
+from tests.hbench.cli.service import serving
 
 from ..bench.jobs import SealedJob
 from ..site.contrast import contrast, parse_colour
@@ -30,9 +31,7 @@ from .browser import (
     TEXT_COLOURS,
     UNLABELLED,
     Console,
-    loopback_socket,
     screenshot,
-    serving,
 )
 
 pytestmark = pytest.mark.browser
@@ -56,7 +55,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 @pytest.fixture(scope="module")
 def base_url(settings: Settings) -> Iterator[str]:
-    with serving(create_app(settings), loopback_socket()) as url:
+    with serving(create_app(settings)) as url:
         yield url
 
 

@@ -27,10 +27,11 @@ from app.main import create_app
 from app.settings import Settings
 from tests.fakes.github import FakeGitHub, create_fake_github
 from tests.hbench.cli.helpers import hbench, write_spec
+from tests.hbench.cli.service import loopback_socket, serving_on, url_of
 
 from ..conftest import github_settings
 from ..github.conftest import rsa_keys
-from .browser import ARGS, CHROMIUM, Console, loopback_socket, screenshot, serving, url_of
+from .browser import ARGS, CHROMIUM, Console, screenshot
 
 __all__ = ["rsa_keys"]
 
@@ -52,7 +53,7 @@ def github(rsa_keys: list[RSAPrivateKey]) -> Iterator[FakeGitHub]:
     """The fake GitHub, served on its own loopback port."""
     sock = loopback_socket()
     fake = FakeGitHub(rsa_keys[0], rsa_keys[1:], url=url_of(sock))
-    with serving(create_fake_github(fake), sock):
+    with serving_on(create_fake_github(fake), sock):
         yield fake
 
 
@@ -86,7 +87,7 @@ def service(tmp_path: Path, github: FakeGitHub) -> Iterator[tuple[str, Settings]
         auto_retry=False,
     )
     app.dependency_overrides[get_github] = lambda: client
-    with serving(app, sock):
+    with serving_on(app, sock):
         yield url, served
 
 
