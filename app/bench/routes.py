@@ -20,8 +20,10 @@ from app.auth.dependencies import CurrentAccount
 from app.bench import service
 from app.bench.schemas import JobDetail, JobInfo, JobList, UploadAccepted
 from app.bench.storage import sweep_scratch
-from app.bench.uploader import UploaderDep
-from app.clock import ClockDep
+from app.bench.uploader import Uploader, UploaderDep
+from app.blobs import BlobStore
+from app.clock import Clock, ClockDep
+from app.db.session import Database
 from app.dependencies import BlobStoreDep, DatabaseDep, SessionDep, SettingsDep
 from app.errors import error_responses
 from app.registry import RegistryDep
@@ -29,6 +31,7 @@ from app.settings import Settings, get_settings
 from app.uploads.archive import ArchiveLimits, extract_async, scratch_folder
 from hbench.errors import HbenchError
 from hbench.limits import MIB
+from registry.loader import Registry
 
 SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
 RUN_TOKEN = ("run-token-invalid", "run-token-expired", "run-token-used", "run-abandoned")
@@ -94,10 +97,29 @@ async def upload_job(
     registry: RegistryDep,
     clock: ClockDep,
 ) -> UploadAccepted:
+    stored = await take_upload(
+        request, uploader, settings=settings, database=database, blobs=blobs,
+        registry=registry, clock=clock,
+    )  # fmt: skip
+    return UploadAccepted.from_row(stored.row)
+
+
+async def take_upload(
+    request: Request,
+    uploader: Uploader,
+    *,
+    settings: Settings,
+    database: Database,
+    blobs: BlobStore,
+    registry: Registry,
+    clock: Clock,
+) -> service.Stored:
+    """Stream the request's body into a scratch folder, check it and store it: the one
+    way in for an upload, from the API or from the pages."""
     refuse_before_reading(request.headers, settings)
     async with upload_folder(settings) as scratch:
         extracted = await extract_async(request.stream(), scratch, archive_limits(settings))
-        stored = await run_in_threadpool(
+        return await run_in_threadpool(
             service.accept,
             service.Upload(extracted, uploader, clock()),
             min_hbench_version=settings.min_hbench_version,
@@ -105,7 +127,6 @@ async def upload_job(
             database=database,
             blobs=blobs,
         )
-    return UploadAccepted.from_row(stored.row)
 
 
 @asynccontextmanager

@@ -20,7 +20,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.auth.dependencies import Caller, bearer, current_caller
 from app.bench import service as bench
-from app.bench.routes import archive_limits, refuse_before_reading, upload_folder
+from app.bench.routes import take_upload
 from app.bench.schemas import JobDetail, UploadAccepted
 from app.bench.uploader import Uploader, get_uploader
 from app.blobs import BlobStore
@@ -39,7 +39,6 @@ from app.registry import RegistryDep
 from app.runs import service as runs
 from app.runs.status import effective_status
 from app.settings import Settings
-from app.uploads.archive import extract_async
 from app.web import csrf
 from app.web.pages import Page, PageDep, page_status
 from hbench.errors import HbenchError
@@ -129,17 +128,10 @@ async def receive_upload(
         credentials=credentials, run_token=run_token,
     )  # fmt: skip
     uploader = await run_in_threadpool(check)
-    refuse_before_reading(request.headers, settings)
-    async with upload_folder(settings) as scratch:
-        extracted = await extract_async(request.stream(), scratch, archive_limits(settings))
-        stored = await run_in_threadpool(
-            bench.accept,
-            bench.Upload(extracted, uploader, clock()),
-            min_hbench_version=settings.min_hbench_version,
-            registry=registry,
-            database=database,
-            blobs=blobs,
-        )
+    stored = await take_upload(
+        request, uploader, settings=settings, database=database, blobs=blobs,
+        registry=registry, clock=clock,
+    )  # fmt: skip
     return stored.row.id
 
 
