@@ -77,17 +77,22 @@ def registry_source(where: str) -> dict[str, str]:
     return {"path": str(Path(where).expanduser().resolve())}
 
 
-def parse_kwargs(text: str | None) -> dict[str, Any]:
-    """`--kwargs` as a JSON object."""
+def parse_kwargs(
+    text: str | None,
+    *,
+    option: str = "--kwargs",
+    code: str = "runs-option-invalid",
+    example: str = "'{\"temperature\": 0}'",
+) -> dict[str, Any]:
+    """The agent's options, given as a JSON object in `option`; refused with `code`."""
     if text is None:
         return {}
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise HbenchError("runs-option-invalid", f"--kwargs is not JSON: {exc}") from None
+        raise HbenchError(code, f"{option} is not JSON: {exc}") from None
     if not isinstance(value, dict):
-        message = "--kwargs must be a JSON object of options, such as '{\"temperature\": 0}'"
-        raise HbenchError("runs-option-invalid", message)
+        raise HbenchError(code, f"{option} must be a JSON object of options, such as {example}")
     return value
 
 

@@ -27,6 +27,7 @@ from hbench.issue import (
     Service,
     check_folder_free,
     issue_body,
+    parse_kwargs,
     write_new,
 )
 
@@ -55,16 +56,9 @@ def request_body(inputs: Inputs) -> dict[str, Any]:
 
 
 def agent_kwargs(text: str | None) -> dict[str, Any]:
-    if text is None:
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise HbenchError("action-input-invalid", f"`agent-kwargs` is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        message = '`agent-kwargs` must be a JSON object of options, such as {"temperature": 0}'
-        raise HbenchError("action-input-invalid", message)
-    return value
+    return parse_kwargs(
+        text, option="`agent-kwargs`", code="action-input-invalid", example='{"temperature": 0}'
+    )
 
 
 def write_run(run_dir: Path, token_file: Path, answer: dict[str, Any]) -> None:
