@@ -118,9 +118,14 @@ def show_entry_and_run(site: Path, url: str) -> None:
     run_page = runs[-1].read_text()
     if "prime-factor" not in run_page:
         sys.exit("walkthrough stopped: the run page does not show the demo's tasks")
+    if (
+        "<dt>Ran</dt><dd>from <time" not in run_page
+        or "<dt>Manifest digest</dt><dd><code>" not in run_page
+    ):
+        sys.exit("walkthrough stopped: the run page lacks its trials' times or manifest digest")
     for page in (entries[-1], runs[-1]):
         print(f"{url}/site/{page.relative_to(site).as_posix()}")
-    print("the entry and run pages show the demo run, task by task")
+    print("the entry and run pages show the demo run, task by task, with its timings")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,14 +13,15 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from pydantic import JsonValue
 from report import Row, emit
 
 from registry.datarepo import layout
-from registry.datarepo.models import Provenance, PublishedRun, RunEntry, RunUsage
+from registry.datarepo.models import Provenance, PublishedRun, RunEntry, RunUsage, TrialTiming
 from registry.datarepo.state import RepoState, recompute_all, registry_of
 from registry.jsonfile import dumps
 from registry.loader import DEFAULT_DIR
@@ -49,24 +50,29 @@ def build_repo(root: Path, n_runs: int, n_boards: int, seed: int = 7) -> None:
             opened_by_job=f"job-{b}",
         )
         _write(root / layout.open_board_file(board.slug), dumps(board.to_json_dict()))
-        boards.append(board.slug)
+        boards.append(board)
     start = datetime(2026, 10, 1, tzinfo=UTC)
     for n in range(n_runs):
-        run = _run(rnd, n, boards[n % n_boards], start + timedelta(minutes=n))
+        board = boards[n % n_boards]
+        # The run's config holds its board's settings where they differ from the defaults.
+        config = {k: v for k, v in board.settings.items() if v != 1}
+        run = _run(rnd, n, board.slug, start + timedelta(minutes=n), config)
         _write(root / layout.run_file(run.board, run.id), dumps(run.to_json_dict()))
 
 
-def _run(rnd: random.Random, n: int, board: str, at: datetime) -> PublishedRun:
+def _run(
+    rnd: random.Random,
+    n: int,
+    board: str,
+    at: datetime,
+    config: Mapping[str, JsonValue] | None = None,
+) -> PublishedRun:
     owner = rnd.choice(OWNERS)
     settings = EntrySettings(agent=rnd.choice(AGENTS), options={"temperature": rnd.choice([0, 1])})
     attempts = rnd.choice([1, 3])
     skill = rnd.random()
-    results = {
-        task: [
-            None if rnd.random() < 0.03 else float(rnd.random() < skill) for _ in range(attempts)
-        ]
-        for task in TASKS
-    }
+    results = {task: _rewards(rnd, skill, attempts) for task in TASKS}
+    tokens = rnd.randint(10_000, 900_000)
     return PublishedRun(
         id=f"run-{n:05d}",
         board=board,
@@ -77,10 +83,36 @@ def _run(rnd: random.Random, n: int, board: str, at: datetime) -> PublishedRun:
         agent_version="1.0.0",
         n_attempts=attempts,
         results=results,
-        usage=RunUsage(input_tokens=rnd.randint(10_000, 900_000), output_tokens=4_000),
+        usage=RunUsage(input_tokens=tokens, output_tokens=4_000),
+        harbor_version="0.25.0",
+        hbench_version="0.3.0",
         provenance=Provenance(kind="local"),
         published_at=at,
+        manifest_digest=f"{n:064x}",
+        redactions={"agent/trajectory.json": 1} if rnd.random() < 0.1 else {},
+        trials=_trials(rnd, results, at, tokens),
+        config=dict(config or {}),
+        download=f"/api/bench/jobs/{n:08x}-0000-4000-8000-000000000000/download",
     )
+
+
+def _trials(
+    rnd: random.Random, results: dict[str, list[float | None]], at: datetime, tokens: int
+) -> list[TrialTiming]:
+    """Each trial's times and tokens, as the publisher records them: four at a time over
+    the hours before publication, from 20 seconds to 15 minutes each."""
+    count = sum(map(len, results.values()))
+    began = at - timedelta(hours=3)
+    trials = []
+    for task, rewards in results.items():
+        for attempt in range(1, len(rewards) + 1):
+            start = began + timedelta(seconds=rnd.randint(0, 7200))
+            trials.append(
+                TrialTiming(task=task, attempt=attempt, started_at=start,
+                            finished_at=start + timedelta(seconds=rnd.randint(20, 900)),
+                            input_tokens=tokens // count, output_tokens=4_000 // count)
+            )  # fmt: skip
+    return trials
 
 
 def _rewards(rnd: random.Random, skill: float, attempts: int) -> list[float | None]:

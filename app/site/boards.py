@@ -8,18 +8,21 @@ score, which the rows give only for public runs.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 
 from markupsafe import Markup, escape
 from pydantic import JsonValue
 
 from app.site import charts, page
+from app.site.config import SiteConfig
 from app.site.format import (
     NONE,
     count,
+    duration,
     interval,
     iso,
     json_time,
@@ -34,7 +37,7 @@ from app.site.format import (
 from app.site.page import Page
 from app.site.source import BoardSource, SiteData
 from registry.datarepo import layout
-from registry.datarepo.models import BoardRow, Provenance, PublishedRun
+from registry.datarepo.models import BoardRow, Provenance, PublishedRun, TrialTiming
 from registry.schema import MetricScale
 from registry.scoring import Estimate, Tally, estimate, tally
 
@@ -50,11 +53,14 @@ class RunView:
     task_rows: Markup
     published: Markup  # the `<time>` of its publication
     status: Markup
+    started: datetime | None  # the first trial's start, where the record has timings
+    finished: datetime | None  # the last trial's finish
 
     @classmethod
     def of(cls, run: PublishedRun) -> RunView:
         results = run.results
         attempts = max(map(len, results.values()))
+        seconds, started, finished = _timings(run.trials)
         # One cached piece per task, its columns split apart in one pass.
         rows, sums, counts, passed, binary, in_unit = zip(
             *[_task(task, tuple(trials), attempts) for task, trials in results.items()],
@@ -62,14 +68,36 @@ class RunView:
         )
         # The registry's estimator, over the per-task tallies the rows were made with.
         tallied = Tally(list(sums), list(counts), list(passed), all(binary), all(in_unit))
+        times = [_time_cell(seconds.get(task)) for task in results]
+        lines = [f"{row}{time}</tr>" for row, time in zip(rows, times, strict=True)]
         return cls(
             run,
             estimate(tallied),
             attempts,
-            Markup("\n".join(rows)),  # noqa: S704 - see `_task`
+            Markup("\n".join(lines)),  # noqa: S704 - every text escaped: see `_task`, `_time_cell`
             time_html(run.published_at),
             Markup(_STATUS[run.status]),  # noqa: S704 - constant HTML
+            started,
+            finished,
         )
+
+
+def _timings(
+    trials: Sequence[TrialTiming],
+) -> tuple[dict[str, int], datetime | None, datetime | None]:
+    """Each task's time over its timed trials, in tenths of a second, and the first start
+    and last finish of the run's trials."""
+    timed = [t for t in trials if t.started_at is not None and t.finished_at is not None]
+    began = [at for t in timed if (at := t.started_at) is not None]
+    ended = [at for t in timed if (at := t.finished_at) is not None]
+    # A site has close to a million trials: the subtractions run in `map`, not a loop.
+    took = map(timedelta.total_seconds, map(operator.sub, ended, began))
+    spent: dict[str, float] = {}
+    get = spent.get
+    for trial, seconds in zip(timed, took, strict=True):
+        spent[trial.task] = get(trial.task, 0.0) + seconds
+    tenths = {task: int(value * 10 + 0.5) for task, value in spent.items()}
+    return tenths, min(began, default=None), max(ended, default=None)
 
 
 _STATUS = {
@@ -97,7 +125,7 @@ class RowView:
         return "Issued from GitHub Actions in " + ", ".join(where)
 
 
-def board_pages(site: SiteData, slug: str) -> Iterator[Page]:
+def board_pages(site: SiteData, slug: str, config: SiteConfig) -> Iterator[Page]:
     """The board's page, its entries' pages and its runs' pages."""
     source = site.boards[slug]
     runs = [RunView.of(r) for r in site.runs(slug)]
@@ -110,7 +138,7 @@ def board_pages(site: SiteData, slug: str) -> Iterator[Page]:
     for name, entry_runs in by_entry.items():
         yield _entry_page(source, name, entry_runs, rows.get(name), rows_json.get(name))
     for view in runs:
-        yield _run_page(site, source, view, rows.get(view.run.entry.name))
+        yield _run_page(site, source, view, rows.get(view.run.entry.name), config)
 
 
 def board_json(source: BoardSource) -> dict[str, JsonValue]:
@@ -203,7 +231,9 @@ def _entry_page(
     )  # fmt: skip
 
 
-def _run_page(site: SiteData, source: BoardSource, view: RunView, row: BoardRow | None) -> Page:
+def _run_page(
+    site: SiteData, source: BoardSource, view: RunView, row: BoardRow | None, config: SiteConfig
+) -> Page:
     run = view.run
     record = layout.run_file(source.slug, run.id)
     return Page(
@@ -212,7 +242,7 @@ def _run_page(site: SiteData, source: BoardSource, view: RunView, row: BoardRow 
         title=f"Run {run.id} on {source.title}",
         section="boards",
         context={"board": source, "view": view, "run": run, "row": row,
-                 "scale": source.header.metric_scale},
+                 "scale": source.header.metric_scale, "service_url": config.service_url},
         json_text=site.files[record],
         json_source=record,
     )  # fmt: skip
@@ -324,8 +354,9 @@ def _entry_run_rows(runs: Sequence[RunView], scale: MetricScale) -> Markup:
 def _task(
     task: str, trials: tuple[float | None, ...], width: int
 ) -> tuple[str, float, int, int, bool, bool]:
-    """A task's row in the run page's table (each trial's reward, then the task's mean;
-    the name escaped, the rest ours) and its tally for the run's score.
+    """The start of a task's row in the run page's table (the name escaped, each trial's
+    reward, then the task's mean; the rest ours), and its tally for the run's score. The
+    task's time (`_time_cell`) and `</tr>` end the row.
 
     Made once per task and rewards: the runs of a board share their tasks, and most
     rewards are 0 or 1, so 400,000 rows of a large site are a few thousand distinct ones.
@@ -333,9 +364,17 @@ def _task(
     cells = "".join([_cell(t) for t in trials])
     pad = "<td></td>" * (width - len(trials))
     mean = _cell(math.fsum(filter(None, trials)) / len(trials))
-    row = f'<tr><th scope="row">{escape(task)}</th>{cells}{pad}{mean}</tr>'
+    row = f'<tr><th scope="row">{escape(task)}</th>{cells}{pad}{mean}'
     t = tally({task: trials})
     return row, t.sums[0], t.counts[0], t.passed[0], t.binary, t.in_unit
+
+
+@lru_cache(maxsize=1 << 15)
+def _time_cell(tenths: int | None) -> str:
+    """The task's time over its trials; none where no trial's times were recorded."""
+    if tenths is None:
+        return f'<td data-sort="">{NONE}</td>'
+    return f'<td data-sort="{tenths / 10}">{duration(tenths / 10)}</td>'
 
 
 def _cell(value: float | None) -> str:

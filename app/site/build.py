@@ -182,7 +182,7 @@ def builder_digest(config: SiteConfig) -> str:
 PARALLEL_MIN = 16
 """Fewer boards than this to render are not worth starting processes for."""
 
-CHUNK = 8
+CHUNK = 2
 """Boards per task handed to a process: small enough to keep every process busy."""
 
 _shared: tuple[SiteData, SiteConfig, _Target] | None = None
@@ -233,7 +233,7 @@ def _render_unit(site: SiteData, unit: str, config: SiteConfig) -> Iterator[_Fil
     if unit == GLOBAL:
         yield from _global_files(site, config)
         return
-    for board_page in board_pages(site, unit.removeprefix("board:")):
+    for board_page in board_pages(site, unit.removeprefix("board:"), config):
         yield from _page_files(board_page)
 
 

@@ -31,10 +31,10 @@ class SiteConfig:
     unpacked_max_bytes: int = UNPACKED_MAX_BYTES
 
     @classmethod
-    def from_settings(cls, settings: Settings, service_url: str | None = None) -> SiteConfig:
-        """The limits a running service enforces, for a site it serves itself."""
+    def from_settings(cls, settings: Settings) -> SiteConfig:
+        """The address and limits of a running service, for the site it serves itself."""
         return cls(
-            service_url=service_url,
+            service_url=settings.public_url,
             run_token_lifetime=settings.run_token_lifetime,
             publish_window=settings.publish_window,
             upload_max_bytes=settings.upload_max_bytes,

@@ -76,21 +76,40 @@ def count(value: float | None) -> str:
     return f"{value:.0f}"
 
 
+def duration(seconds: float) -> str:
+    """A length of time, short: 0.4 s, 45 s, 3 min 07 s, 2 h 05 min."""
+    if seconds < 9.95:
+        return f"{seconds:.1f} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, whole = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {whole:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} min"
+
+
 # Times are cached: a run's publication time shows on its board's, entry's and own page.
+# Each is cut from `isoformat()` (`2026-10-01T12:03:04[.123456]+00:00`), three times as
+# fast as `strftime` and a site shows some 50,000 of them.
 @lru_cache(maxsize=65536)
 def when(at: datetime | None) -> str:
-    return NONE if at is None else at.strftime("%Y-%m-%d %H:%M UTC")
+    if at is None:
+        return NONE
+    text = at.isoformat()
+    return f"{text[:10]} {text[11:16]} UTC"
 
 
 @lru_cache(maxsize=65536)
 def day(at: datetime | None) -> str:
-    return NONE if at is None else at.strftime("%Y-%m-%d")
+    return NONE if at is None else at.isoformat()[:10]
 
 
 @lru_cache(maxsize=65536)
 def iso(at: datetime) -> str:
     """The machine-readable form for `<time datetime>`."""
-    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return f"{at.isoformat()[:19]}Z"
 
 
 def json_time(at: datetime) -> str:
@@ -136,6 +155,7 @@ FILTERS = {
     "interval": interval,
     "usd": usd,
     "count": count,
+    "duration": duration,
     "when": when,
     "day": day,
     "iso": iso,

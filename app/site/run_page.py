@@ -9,11 +9,23 @@ escaped; the rest is the site's own markup.
 
 from __future__ import annotations
 
+import json
+
 from markupsafe import escape
 
 from app.site import page as paths
 from app.site.boards import RunView, time_html
-from app.site.format import CRUMB, NONE, count, interval, options, runner, score, usd
+from app.site.format import (
+    CRUMB,
+    NONE,
+    count,
+    duration,
+    interval,
+    options,
+    runner,
+    score,
+    usd,
+)
 from app.site.page import Page
 from app.site.source import BoardSource
 from registry.datarepo.models import BoardRow, Provenance, PublishedRun
@@ -34,6 +46,7 @@ def render_main(each: Page) -> str:
     board: BoardSource = each.context["board"]  # type: ignore[assignment]
     view: RunView = each.context["view"]  # type: ignore[assignment]
     row: BoardRow | None = each.context["row"]  # type: ignore[assignment]
+    service_url: str | None = each.context["service_url"]  # type: ignore[assignment]
     run, root = view.run, each.root
     entry = escape(run.entry.name)
     entry_href = f"{root}{paths.entry(board.slug, run.entry.name)}"
@@ -60,15 +73,25 @@ def render_main(each: Page) -> str:
         f"hbench {escape(run.hbench_version or 'unknown')}</dd>\n"
         f"<dt>Tokens</dt><dd>{_tokens(run)}</dd>\n"
         f"<dt>Cost</dt><dd>{_cost(run)}</dd>\n"
+        f"<dt>Ran</dt><dd>{_ran(view)}</dd>\n"
+        f"<dt>Manifest digest</dt><dd>{_manifest(run)}</dd>\n"
+        f"<dt>Redactions</dt><dd>{_redacted(run)}</dd>\n"
+        f"<dt>Download</dt><dd>{_download(run, service_url)}</dd>\n"
         f"</dl>\n\n"
         f'<section aria-labelledby="provenance-heading">\n'
         f'<h2 id="provenance-heading">Where it ran</h2>\n'
         f"{provenance_html(run.provenance)}"
         f"</section>\n\n"
+        f'<section aria-labelledby="config-heading">\n'
+        f'<h2 id="config-heading">Settings that ran</h2>\n'
+        f"{_config(run)}"
+        f"</section>\n\n"
+        f"{_redactions(run)}"
         f'<section aria-labelledby="tasks-heading">\n'
         f'<h2 id="tasks-heading">Per-task rewards</h2>\n'
         f"<p>{len(run.results)} tasks, {view.attempts} attempt{'s' if view.attempts > 1 else ''}"
-        f" each at most. An errored trial has no reward and counts 0.</p>\n"
+        f" each at most. An errored trial has no reward and counts 0. A task's time is its"
+        f" trials' time together.</p>\n"
         f"{_FILTER}\n"
         f'<table class="sortable" id="tasks-table">\n'
         f"<thead><tr>{_attempt_headers(view.attempts)}</tr></thead>\n"
@@ -165,4 +188,79 @@ def _attempt_headers(attempts: int) -> str:
     cells = "".join(
         f'<th scope="col" data-type="number">Attempt {i + 1}</th>' for i in range(attempts)
     )
-    return f'<th scope="col">Task</th>{cells}<th scope="col" data-type="number">Mean</th>'
+    return (
+        f'<th scope="col">Task</th>{cells}<th scope="col" data-type="number">Mean</th>'
+        '<th scope="col" data-type="number">Time</th>'
+    )
+
+
+def _ran(view: RunView) -> str:
+    if view.started is None or view.finished is None:
+        return "no trial's times were recorded"
+    took = duration((view.finished - view.started).total_seconds())
+    return f"from {time_html(view.started)} to {time_html(view.finished)}, {took}"
+
+
+def _manifest(run: PublishedRun) -> str:
+    if run.manifest_digest is None:
+        return "not recorded"
+    return (
+        f"<code>{escape(run.manifest_digest)}</code>, the digest of the sealed manifest: "
+        "it names every file of the job and its sha256"
+    )
+
+
+def _redacted(run: PublishedRun) -> str:
+    if not run.redactions:
+        return "none: no value in the job's files looked like a secret"
+    values, files = sum(run.redactions.values()), len(run.redactions)
+    return (
+        f"{values} value{'s' if values != 1 else ''} replaced with <code>[REDACTED]</code> in "
+        f'{files} file{"s" if files != 1 else ""} (<a href="#redactions-heading">which</a>)'
+    )
+
+
+def _redactions(run: PublishedRun) -> str:
+    """The files the service redacted before storing the job, and how many values each."""
+    if not run.redactions:
+        return ""
+    rows = "".join(
+        f'<tr><td><code>{escape(path)}</code></td><td data-sort="{n}">{n}</td></tr>\n'
+        for path, n in sorted(run.redactions.items())
+    )
+    return (
+        '<section aria-labelledby="redactions-heading">\n'
+        '<h2 id="redactions-heading">Redactions</h2>\n'
+        "<p>Values that looked like secrets were replaced before the job was stored; the "
+        "download holds the redacted files.</p>\n"
+        '<table class="sortable" id="redactions-table">\n'
+        '<thead><tr><th scope="col">File</th>'
+        '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
+        f"<tbody>\n{rows}</tbody>\n</table>\n</section>\n\n"
+    )
+
+
+def _download(run: PublishedRun, service_url: str | None) -> str:
+    if run.download is None:
+        return "not offered for this run"
+    if run.status != "public":
+        return "no longer offered: the run is off the board"
+    if service_url is None:
+        return f"<code>{escape(run.download)}</code> on the service that published it"
+    href = escape(service_url.rstrip("/") + run.download)
+    return f'<a href="{href}">the redacted job</a> (a <code>.tar.gz</code> of its folder)'
+
+
+def _config(run: PublishedRun) -> str:
+    """The job's comparability settings that differ from Harbor's defaults."""
+    if not run.config:
+        return (
+            "<p>Harbor's defaults for every setting its board compares: timeouts, the "
+            "agent's, the verifier's and the environment's.</p>\n"
+        )
+    text = json.dumps(run.config, indent=2, sort_keys=True, ensure_ascii=False)
+    return (
+        "<p>The settings its board compares (timeouts, the agent's, the verifier's and the "
+        "environment's) where the job's config differs from Harbor's defaults:</p>\n"
+        f'<pre class="config"><code>{escape(text)}</code></pre>\n'
+    )

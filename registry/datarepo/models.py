@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import Field, JsonValue, StringConstraints
+from pydantic.dataclasses import dataclass
 
 from registry.placement import EntrySettings
 from registry.schema import DatasetRef, MetricScale, Record, Slug
@@ -69,8 +70,14 @@ class Provenance(Record):
     )
 
 
-class TrialTiming(Record):
-    """One trial of a published run, for its page: when it ran and what it used."""
+@dataclass(config=Record.model_config)
+class TrialTiming:
+    """One trial of a published run, for its page: when it ran and what it used.
+
+    Written in a run's file as a `Record` is (camelCase keys, nothing else allowed), but a
+    pydantic dataclass: a large site reads close to a million of them, and pydantic makes
+    a dataclass in half the time of a model.
+    """
 
     task: str
     attempt: int = Field(ge=1, description="The trial's attempt at its task, by start time.")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from registry.datarepo.models import Provenance, PublishedRun, RunEntry, RunUsage
+from registry.datarepo.models import Provenance, PublishedRun, RunEntry, RunUsage, TrialTiming
 from registry.datarepo.state import (
     Change,
     RepoState,
@@ -26,6 +26,8 @@ T0 = datetime(2026, 9, 28, 9, 30, tzinfo=UTC)
 DEMO_TASKS = ["count-lines", "hello-file", "prime-factor", "reverse-words", "sum-numbers"]
 TB_TASKS = [f"tb-task-{i:02d}" for i in range(12)]
 OPEN_TASKS = ["alpha", "beta", "gamma"]
+REDACTIONS = {"agent/trajectory.json": 2, "count-lines__a1/agent/command-0/stdout.txt": 1}
+CONFIG = {"timeout_multiplier": 2.0, "agents": [{"name": "oracle", "kwargs": {"note": "<ci>"}}]}
 OPEN_BOARD = "custom-set-1.0-acme-model-x-1a2b3c"
 ACTIONS = Provenance(
     kind="actions",
@@ -73,9 +75,29 @@ def make_run(
         "hbench_version": "0.3.0",
         "provenance": Provenance(kind="local"),
         "published_at": at,
+        "manifest_digest": f"{run_id.encode().hex():0<64}",
+        "trials": timings(results, at),
+        "download": f"/api/bench/jobs/{run_id}/download",
     }
     data.update(changes)
     return PublishedRun(**data)
+
+
+def timings(results: Mapping[str, Sequence[float | None]], at: datetime) -> list[TrialTiming]:
+    """Each trial's times, as the publisher records them: the tasks one after another, a
+    minute and a half per attempt, the last finishing an hour before publication."""
+    trials, began = [], at - timedelta(hours=1, seconds=90 * sum(map(len, results.values())))
+    for task, rewards in sorted(results.items()):
+        for attempt in range(1, len(rewards) + 1):
+            trials.append(
+                TrialTiming(task=task, attempt=attempt, started_at=began,
+                            finished_at=began + TRIAL_TIME, input_tokens=1200, output_tokens=80)
+            )  # fmt: skip
+            began += TRIAL_TIME
+    return trials
+
+
+TRIAL_TIME = timedelta(seconds=90)
 
 
 def _rewards(tasks: Sequence[str], passed: int, attempts: int = 1) -> dict[str, list[float | None]]:
@@ -124,7 +146,8 @@ def realistic_state() -> RepoState:
     )
     repo.publish(
         make_run("demo-5", "hbench-demo", actions, _rewards(DEMO_TASKS, 3),
-                 T0 + timedelta(days=6), provenance=ACTIONS, issued=True)
+                 T0 + timedelta(days=6), provenance=ACTIONS, issued=True,
+                 redactions=REDACTIONS, config=CONFIG)
     )  # fmt: skip
     repo.publish(
         make_run("demo-6", "hbench-demo", mona, _rewards(DEMO_TASKS, 5), T0 + timedelta(days=7))
@@ -136,9 +159,10 @@ def realistic_state() -> RepoState:
         repo.state, board="hbench-demo", run_id="demo-6", reason="score-cannot-be-right",
         note="every task passed in under a second", change=repo.change(T0 + timedelta(days=9)),
     )  # fmt: skip
+    # A record from before the publisher kept trial times, the manifest and the download.
     repo.publish(
         make_run("quick-1", "hbench-demo-quick", octocat, _rewards(DEMO_TASKS[1::3], 2),
-                 T0 + timedelta(days=2))
+                 T0 + timedelta(days=2), trials=[], manifest_digest=None, download=None)
     )  # fmt: skip
     _terminal_bench(repo)
     repo.state = open_board(

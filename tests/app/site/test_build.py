@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from app.cli import app as cli
 from app.site import build as site_build
 from app.site.build import STATE_FILE, build_site
 from app.site.config import SiteConfig
+from app.site.format import NONE
 from app.site.serve import rebuild
 from app.site.source import read_data_repo
 from hbench.errors import HbenchError
@@ -24,7 +26,16 @@ from registry.datarepo.state import Change, RepoState, publish_run, withdraw_run
 from registry.export import validate_export
 
 from .conftest import SERVICE
-from .datarepo import ACTIONS, DEMO_TASKS, OPEN_BOARD, T0, entry, make_run
+from .datarepo import (
+    ACTIONS,
+    CONFIG,
+    DEMO_TASKS,
+    OPEN_BOARD,
+    REDACTIONS,
+    T0,
+    entry,
+    make_run,
+)
 
 DEMO = "hbench-demo"
 TB = "terminal-bench-2-claude-sonnet-4-5"
@@ -115,6 +126,47 @@ def test_a_run_page_shows_per_task_rewards_and_where_it_ran(built_site: Path) ->
     assert "Withdrawn by its owner" in withdrawn
     taken = (built_site / f"boards/{DEMO}/runs/demo-6.html").read_text()
     assert "score-cannot-be-right" in taken
+
+
+def test_a_run_page_shows_timings_config_manifest_redactions_and_the_download(
+    built_site: Path,
+) -> None:
+    html = (built_site / f"boards/{DEMO}/runs/demo-5.html").read_text()
+    shown = dict(re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", html.split("</dl>", 1)[0]))
+    # Five tasks, a minute and a half each, one after another.
+    assert shown["Ran"].startswith("from <time") and shown["Ran"].endswith(", 7 min 30 s")
+    assert '<td data-sort="90.0">1 min 30 s</td></tr>' in html  # each task's time
+    assert '<th scope="col" data-type="number">Time</th>' in html
+    assert shown["Manifest digest"].startswith(f"<code>{b'demo-5'.hex()}0000")
+    assert shown["Redactions"].startswith(
+        "3 values replaced with <code>[REDACTED]</code> in 2 files"
+    )
+    for path, n in REDACTIONS.items():
+        assert f'<tr><td><code>{path}</code></td><td data-sort="{n}">{n}</td></tr>' in html
+    assert shown["Download"].startswith(
+        f'<a href="{SERVICE}/api/bench/jobs/demo-5/download">the redacted job</a>'
+    )
+    # The settings that differ from Harbor's defaults, escaped.
+    shown_config = html.split('<pre class="config"><code>', 1)[1].split("</code></pre>", 1)[0]
+    assert "&lt;ci&gt;" in shown_config and json.loads(unescape(shown_config)) == CONFIG
+    assert page_json(built_site, f"boards/{DEMO}/runs/demo-5.json")["config"] == CONFIG
+    # A run off the board no longer offers its files; an older record says what it lacks.
+    withdrawn = (built_site / f"boards/{DEMO}/runs/demo-4.html").read_text()
+    assert "<dt>Download</dt><dd>no longer offered: the run is off the board</dd>" in withdrawn
+    older = (built_site / "boards/hbench-demo-quick/runs/quick-1.html").read_text()
+    assert "<dt>Ran</dt><dd>no trial's times were recorded</dd>" in older
+    assert "<dt>Manifest digest</dt><dd>not recorded</dd>" in older
+    assert "<dt>Download</dt><dd>not offered for this run</dd>" in older
+    assert "<dt>Redactions</dt><dd>none: " in older and "Harbor's defaults" in older
+    assert f'<td data-sort="">{NONE}</td></tr>' in older
+
+
+def test_without_a_service_address_the_download_is_named_not_linked(
+    data_repo: Path, tmp_path: Path
+) -> None:
+    build_site(data_repo, tmp_path / "site")
+    html = (tmp_path / "site" / f"boards/{DEMO}/runs/demo-5.html").read_text()
+    assert "<code>/api/bench/jobs/demo-5/download</code> on the service that published it" in html
 
 
 def facts(html: str, heading: str) -> dict[str, str]:
