@@ -21,6 +21,7 @@ import gc
 import json
 import multiprocessing
 import os
+import stat
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -35,7 +36,7 @@ from app.site.config import SiteConfig
 from app.site.page import Page
 from app.site.pages import other_pages
 from app.site.render import TEMPLATES, render_html, render_json
-from app.site.source import SiteData, digest, input_digests, parse_site, read_data_repo
+from app.site.source import SiteData, digest, parse_site, read_data_repo
 from hbench import __version__
 from registry.export import export_registry
 
@@ -139,32 +140,47 @@ def _write_site(
     data_repo: Path | None,
 ) -> BuildReport:
     site = parse_site(files)
-    inputs = input_digests(files)
-    units = {f"board:{slug}": inputs.get(f"board:{slug}", "") for slug in site.boards}
-    units[GLOBAL] = digest(f"{unit}={value}" for unit, value in sorted(inputs.items()))
-    state = _State(builder=builder_digest(config), units=units)
+    builder = builder_digest(config)
+    names = [*(f"board:{slug}" for slug in site.boards), GLOBAL]
     previous = _read_state(out)
-    full = full or previous.builder != state.builder
-    dirty = [u for u, d in units.items() if full or previous.units.get(u) != d]
-    gone = [u for u in previous.outputs if u not in units]
+    full = full or previous.builder != builder or not previous.units
+    digests: dict[str, str] = {}
+    if full:
+        # Every unit is rendered: no digest decides anything before, and each board's is
+        # taken where it is rendered, from the files read for its pages.
+        dirty = names
+    else:
+        digests = {unit: site.input_digest(unit) for unit in site.inputs}
+        wanted = _unit_digests(site, names, digests)
+        dirty = [u for u in names if previous.units.get(u) != wanted[u]]
+    gone = [u for u in previous.outputs if u not in names]
     # Until this build finishes, its dirty units count as never rendered: a build that
     # stops half-way is redone, not trusted.
-    kept = {u: d for u, d in previous.units.items() if u in units and u not in dirty}
+    kept = {u: d for u, d in previous.units.items() if u in names and u not in dirty}
     _save_state(out, _State(previous.builder, kept, previous.outputs))
 
     writer = _Writer(out)
-    outputs = {u: paths for u, paths in previous.outputs.items() if u in units}
-    target = _Target(out, data_repo)
-    rendered, written = _render_units(site, dirty, target, config, workers)
-    outputs.update(rendered)
+    outputs = {u: paths for u, paths in previous.outputs.items() if u in names}
+    rendered = _render_units(site, dirty, _Target(out, data_repo), config, workers)
+    outputs.update(rendered.outputs)
+    digests.update(rendered.digests)
     removed = writer.remove(
         path
         for unit in [*dirty, *gone]
         for path in sorted(set(previous.outputs.get(unit, [])) - set(outputs.get(unit, [])))
     )
-    state.outputs = outputs
-    _save_state(out, state)
-    return BuildReport(full, len(dirty), written, removed)
+    units = _unit_digests(site, names, digests)
+    _save_state(out, _State(builder, units, outputs))
+    return BuildReport(full, len(dirty), rendered.written, removed)
+
+
+def _unit_digests(site: SiteData, names: Sequence[str], known: Mapping[str, str]) -> dict[str, str]:
+    """Each unit's input digest (those not `known` taken now); the global unit's is over
+    every input's, as its pages show every board."""
+    inputs = {unit: known.get(unit) or site.input_digest(unit) for unit in site.inputs}
+    units = {u: inputs.get(u) or site.input_digest(u) for u in names if u != GLOBAL}
+    units[GLOBAL] = digest(f"{unit}={value}" for unit, value in sorted(inputs.items()))
+    return units
 
 
 def builder_digest(config: SiteConfig) -> str:
@@ -190,10 +206,25 @@ _shared: tuple[SiteData, SiteConfig, _Target] | None = None
 parsed data instead of receiving it pickled."""
 
 
+@dataclass
+class _Rendered:
+    """What rendering some units did: the files each wrote, how many in all, and each
+    board's input digest, taken from the files its pages were rendered from."""
+
+    outputs: dict[str, list[str]] = field(default_factory=dict)
+    written: int = 0
+    digests: dict[str, str] = field(default_factory=dict)
+
+    def add(self, other: _Rendered) -> None:
+        self.outputs.update(other.outputs)
+        self.written += other.written
+        self.digests.update(other.digests)
+
+
 def _render_units(
     site: SiteData, units: Sequence[str], out: _Target, config: SiteConfig, workers: int
-) -> tuple[dict[str, list[str]], int]:
-    """Render and write the units; the files each wrote, and how many in all."""
+) -> _Rendered:
+    """Render and write the units."""
     boards = [u for u in units if u != GLOBAL]
     # Forking is safe only in a process without other threads (the CLI, not the service).
     if workers < 2 or len(boards) < PARALLEL_MIN or threading.active_count() > 1:
@@ -205,16 +236,15 @@ def _render_units(
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
             pending = pool.map(_render_chunk, chunks)
-            outputs, written = _render_serial(site, [u for u in units if u == GLOBAL], out, config)
-            for chunk_outputs, chunk_written in pending:
-                outputs.update(chunk_outputs)
-                written += chunk_written
+            rendered = _render_serial(site, [u for u in units if u == GLOBAL], out, config)
+            for chunk in pending:
+                rendered.add(chunk)
     finally:
         _shared = None
-    return outputs, written
+    return rendered
 
 
-def _render_chunk(units: list[str]) -> tuple[dict[str, list[str]], int]:
+def _render_chunk(units: list[str]) -> _Rendered:
     if _shared is None:
         raise RuntimeError("the pool's workers read what the parent set before forking")
     site, config, target = _shared
@@ -223,10 +253,15 @@ def _render_chunk(units: list[str]) -> tuple[dict[str, list[str]], int]:
 
 def _render_serial(
     site: SiteData, units: Sequence[str], out: _Target, config: SiteConfig
-) -> tuple[dict[str, list[str]], int]:
+) -> _Rendered:
     writer = _Writer(out.folder, out.data_repo)
-    outputs = {unit: writer.write_all(_render_unit(site, unit, config)) for unit in units}
-    return outputs, writer.written
+    rendered = _Rendered()
+    for unit in units:
+        rendered.outputs[unit] = writer.write_all(_render_unit(site, unit, config))
+        if unit != GLOBAL:
+            rendered.digests[unit] = site.input_digest(unit)
+    rendered.written = writer.written
+    return rendered
 
 
 def _render_unit(site: SiteData, unit: str, config: SiteConfig) -> Iterator[_File]:
@@ -266,13 +301,17 @@ class _Target:
 
 
 _EXCLUSIVE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+_OWN = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK  # never wait on a pipe
 
 
 class _Writer:
     """Writes files under the output folder, creating each folder once.
 
-    A file is always a new one: an existing file is unlinked first, never truncated, so
-    that writing through a hard link can never change the data repository's file.
+    A file of the site's own is rewritten in place; a hard link (a run's JSON linked from
+    the data repository) is unlinked and replaced by a new file, never written through,
+    so that the data repository's file can never change. In place, because a new inode
+    per page costs more than its bytes on some disks: ext4 without a journal skips every
+    inode freed in the last half minute when it looks for a free one.
     """
 
     def __init__(self, out: Path, data_repo: Path | None = None) -> None:
@@ -294,17 +333,30 @@ class _Writer:
         target = self._target(path)
         # os.open and bytes: a third cheaper per file than a buffered text file.
         data = memoryview(text.encode())
-        try:
-            handle = os.open(target, _EXCLUSIVE, 0o644)
-        except FileExistsError:
-            Path(target).unlink()
-            handle = os.open(target, _EXCLUSIVE, 0o644)
+        handle = self._open_own(target)
         try:
             while data:
                 data = data[os.write(handle, data) :]
         finally:
             os.close(handle)
         self.written += 1
+
+    @staticmethod
+    def _open_own(target: str) -> int:
+        """`target` open for writing from its start, as a file of its own (one link)."""
+        try:
+            handle = os.open(target, _OWN, 0o644)
+        except OSError:  # a symbolic link, a pipe without a reader, a folder
+            pass
+        else:
+            found = os.fstat(handle)
+            if found.st_nlink == 1 and stat.S_ISREG(found.st_mode):
+                if found.st_size:
+                    os.ftruncate(handle, 0)
+                return handle
+            os.close(handle)
+        Path(target).unlink()
+        return os.open(target, _EXCLUSIVE, 0o644)
 
     def link(self, path: str, source: str) -> bool:
         """Link the data repository's `source` as `path`; False where links don't work

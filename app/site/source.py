@@ -1,8 +1,9 @@
 """The data repository as the site reads it: its files as text, parsed into typed records.
 
-`read_data_repo` is the only I/O here. Parsing is pure over the files' text and lazy per
-board: the boards' rows are enough for every page but a board's own, so a rebuild parses
-the run files of the boards it re-renders and no others.
+`read_data_repo` is the only I/O here: it lists the files, and each text is read the
+first time it is asked for. Parsing is pure over the files' text and lazy per board: the
+boards' rows are enough for every page but a board's own, so a build reads and parses the
+run files of the boards it renders, in the process that renders them.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,26 +31,54 @@ FOLDERS = (layout.REGISTRY, "boards", "audit")
 
 SUFFIXES = (".json", ".jsonl")
 
+_REGISTRY = layout.REGISTRY + "/"
 _RUNS = TypeAdapter(list[PublishedRun])
 _EVENTS = TypeAdapter(list[AuditEvent])
 
 
-def read_data_repo(root: Path) -> dict[str, str]:
+def read_data_repo(root: Path) -> DataFiles:
     """Every data file of the repository at `root`, as relative POSIX path to text."""
     if not (root / layout.REGISTRY).is_dir():
         message = f"{root} is not a data repository: it has no {layout.REGISTRY}/ folder"
         raise HbenchError("site-data-invalid", message, path=str(root))
-    files: dict[str, str] = {}
+    paths: list[str] = []
     for folder in FOLDERS:
         # os.walk lists names without a stat per file, which counts at 10,000 runs.
         for here, _dirs, names in os.walk(root / folder):
             rel = Path(here).relative_to(root).as_posix()
-            for name in names:
-                if name.endswith(SUFFIXES):
-                    # open() rather than Path.read_text: 10,000 files, each a Path less.
-                    with open(f"{here}/{name}", encoding="utf-8") as handle:  # noqa: PTH123
-                        files[f"{rel}/{name}"] = handle.read()
-    return files
+            paths.extend(f"{rel}/{name}" for name in names if name.endswith(SUFFIXES))
+    return DataFiles(root, paths)
+
+
+class DataFiles(Mapping[str, str]):
+    """The data files of a checkout, path to text: listed at once, each read when first
+    asked for and kept. A forked process reads what it renders; what the parent read
+    before forking, it shares."""
+
+    def __init__(self, root: Path, paths: Iterable[str]) -> None:
+        self.root = str(root)
+        self._paths = tuple(paths)
+        self._known = frozenset(self._paths)
+        self._texts: dict[str, str] = {}
+
+    def __getitem__(self, path: str) -> str:
+        text = self._texts.get(path)
+        if text is None:
+            if path not in self._known:
+                raise KeyError(path)
+            # open() rather than Path.read_text: 10,000 files, each a Path less.
+            with open(f"{self.root}/{path}", encoding="utf-8") as handle:  # noqa: PTH123
+                text = self._texts[path] = handle.read()
+        return text
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._known
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
 
 
 @dataclass(frozen=True)
@@ -74,6 +103,11 @@ class SiteData:
     boards: dict[str, BoardSource]
     audit: tuple[AuditEvent, ...]
     files: Mapping[str, str]
+    inputs: dict[str, list[str]]  # `input_units`: each unit's files
+
+    def input_digest(self, unit: str) -> str:
+        """The digest of a unit's files: what its pages were rendered from."""
+        return input_digest(self.files, self.inputs.get(unit, []))
 
     def runs(self, board: str) -> list[PublishedRun]:
         """The board's published runs, every status, oldest first."""
@@ -83,7 +117,7 @@ class SiteData:
 
 def parse_site(files: Mapping[str, str]) -> SiteData:
     """The registry, every board and the audit log; run files stay unparsed text."""
-    registry = registry_of(RepoState(files))
+    registry = registry_of(RepoState({p: files[p] for p in files if p.startswith(_REGISTRY)}))
     run_paths: dict[str, list[str]] = {}
     opened: set[str] = set()
     for path in files:
@@ -99,7 +133,7 @@ def parse_site(files: Mapping[str, str]) -> SiteData:
         slug: _board(files, registry, slug, tuple(sorted(run_paths.get(slug, []))))
         for slug in slugs
     }
-    return SiteData(registry, boards, tuple(_audit(files)), files)
+    return SiteData(registry, boards, tuple(_audit(files)), files, input_units(files))
 
 
 def parse[RecordT: BaseModel](model: type[RecordT], path: str, text: str) -> RecordT:
@@ -152,15 +186,20 @@ def digest(parts: Iterable[str]) -> str:
     return hashed.hexdigest()
 
 
-def input_digests(files: Mapping[str, str]) -> dict[str, str]:
-    """A digest of each unit the pages depend on: `registry`, `audit` and `board:<slug>`
-    for each board folder, over the paths and texts of its files."""
+def input_units(paths: Iterable[str]) -> dict[str, list[str]]:
+    """The inputs the pages depend on, by unit: `registry`, `audit` and `board:<slug>` for
+    each board folder, each with its files' paths in order."""
     units: dict[str, list[str]] = {}
-    for path in sorted(files):
+    for path in sorted(paths):
         board = layout.board_of_path(path)
         unit = f"board:{board}" if board is not None else path.split("/", 1)[0]
-        units.setdefault(unit, []).extend((path, files[path]))
-    return {unit: digest(parts) for unit, parts in units.items()}
+        units.setdefault(unit, []).append(path)
+    return units
+
+
+def input_digest(files: Mapping[str, str], paths: Iterable[str]) -> str:
+    """A unit's digest, over the paths and texts of its files."""
+    return digest(part for path in paths for part in (path, files[path]))
 
 
 def _board(

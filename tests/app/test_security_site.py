@@ -10,21 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
 from app.main import create_app
 from app.security import POLICY
 from app.settings import Settings
 from tests.app.site.conftest import built_site, data_repo
+from tests.browser import chromium
 from tests.hbench.cli.service import serving
 
 __all__ = ["built_site", "data_repo"]
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -38,12 +35,8 @@ def site_url(built_site: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[Page]:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-        finally:
-            browser.close()
+    with chromium() as browser:
+        yield browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
 
 
 def page_kinds(site: Path) -> list[str]:

@@ -1,5 +1,5 @@
-"""Driving the pages in Debian's headless Chromium, as the site's browser tests do: a
-browser per module, a console watcher, and screenshots under
+"""Driving the pages in headless Chromium (`tests.browser`), as the site's browser tests
+do: a browser per module, a console watcher, and screenshots under
 `test-artifacts/screenshots/web/`. The service is served on a real loopback port by
 `tests.hbench.cli.service`."""
 
@@ -11,9 +11,6 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import Page
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots" / "web"
 
 

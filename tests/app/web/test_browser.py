@@ -14,20 +14,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 from sqlalchemy import select
 
 from app.db.models import Job, JobStatus
 from app.db.session import Database
 from app.main import create_app
 from app.settings import Settings
+from tests.browser import chromium
 from tests.hbench.cli.service import serving
 
 from ..bench.jobs import SealedJob
 from ..site.contrast import contrast, parse_colour
 from .browser import (
-    ARGS,
-    CHROMIUM,
     TEXT_COLOURS,
     UNLABELLED,
     Console,
@@ -61,12 +60,8 @@ def base_url(settings: Settings) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture

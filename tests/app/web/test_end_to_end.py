@@ -17,7 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 from sqlalchemy import select
 
 from app.db.models import IssuedRun, IssuedRunStatus, Job, JobStatus
@@ -25,13 +25,14 @@ from app.db.session import Database
 from app.github.client import GitHubKitClient, get_github
 from app.main import create_app
 from app.settings import Settings
+from tests.browser import chromium
 from tests.fakes.github import FakeGitHub, create_fake_github
 from tests.hbench.cli.helpers import hbench, write_spec
 from tests.hbench.cli.service import loopback_socket, serving_on, url_of
 
 from ..conftest import github_settings
 from ..github.conftest import rsa_keys
-from .browser import ARGS, CHROMIUM, Console, screenshot
+from .browser import Console, screenshot
 
 __all__ = ["rsa_keys"]
 
@@ -40,12 +41,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.harbor]
 
 @pytest.fixture
 def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 @pytest.fixture
