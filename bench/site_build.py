@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--boards", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
         "--dir",
         type=Path,
@@ -137,7 +137,10 @@ def main(argv: list[str] | None = None) -> int:
             rebuilds.append(timed(partial(build_site, root, out)))
         pages = sum(1 for _ in out.rglob("*.html"))
     load, one, full, rebuild = (statistics.median(t) for t in (loads, serial, fulls, rebuilds))
-    ratio = full / load
+    # Each build against the loading measured just before it: on a shared machine the
+    # speed drifts between rounds, and a pair drifts together.
+    ratios = [f / lo for f, lo in zip(fulls, loads, strict=True)]
+    ratio = statistics.median(ratios)
     print(f"runs {args.runs}, boards {args.boards}, {pages} pages, median of {args.repeats}")
     # The figures are only comparable on a quiet machine: say how busy this one was.
     print(f"load average (1, 5, 15 min): {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
@@ -152,12 +155,13 @@ def main(argv: list[str] | None = None) -> int:
     baseline = ("load + parse JSON", load)
     emit([
         Row("site build", f"full build, {WORKERS} processes, {where}", full, "s", *baseline,
-            f"≤{FULL_GOAL:.0f}x"),
+            f"≤{FULL_GOAL:.0f}x", ratio),
         Row("site build", "full build, 1 process", one, "s", *baseline),
         Row("site build", "rebuild after one run", rebuild, "s", *baseline,
             f"<{REBUILD_GOAL:.0f} s"),
     ])  # fmt: skip
-    print(f"full / load: {ratio:.2f}x (goal: at most {FULL_GOAL:.0f}x) -> "
+    print(f"full / load, each round: {', '.join(f'{r:.2f}x' for r in ratios)}")
+    print(f"full / load: {ratio:.2f}x, the rounds' median (goal: at most {FULL_GOAL:.0f}x) -> "
           f"{'met' if full_met else 'MISSED'}")  # fmt: skip
     print(f"rebuild: {rebuild:.3f} s (goal: under {REBUILD_GOAL:.0f} s) -> "
           f"{'met' if rebuild_met else 'MISSED'}")  # fmt: skip

@@ -243,7 +243,7 @@ def _run_page(
         section="boards",
         context={"board": source, "view": view, "run": run, "row": row,
                  "scale": source.header.metric_scale, "service_url": config.service_url},
-        json_text=site.files[record],
+        json_text=site.files.raw(record),
         json_source=record,
     )  # fmt: skip
 

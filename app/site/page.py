@@ -18,7 +18,7 @@ from pydantic import JsonValue
 class Page:
     """One page to render: its file, its template and context, and the JSON beside it.
 
-    `json_text` is for JSON that already exists as text (a run's record), written as is;
+    `json_text` is for JSON that already exists (a run's record, its bytes), written as is;
     otherwise `data` is serialised. `json_source` names the data repository's file that
     holds those bytes, which a build may link rather than write.
     """
@@ -29,7 +29,7 @@ class Page:
     section: str
     context: Mapping[str, object] = field(default_factory=dict)
     data: JsonValue = None
-    json_text: str | None = None
+    json_text: bytes | None = None
     json_source: str | None = None
 
     @property

@@ -116,7 +116,8 @@ def _frame(root: str, section: str, current: str | None) -> tuple[str, ...]:
     return tuple(_SENTINEL.split(html))
 
 
-def render_json(page: Page) -> str:
+def render_json(page: Page) -> str | bytes:
     """The page's JSON: compact, for programs (the data repository's files are indented
-    for diffs; these are not diffed, and the compact encoder is several times faster)."""
+    for diffs; these are not diffed, and the compact encoder is several times faster); a
+    record's own bytes where the page has them."""
     return page.json_text if page.json_text is not None else canonical(page.data) + "\n"

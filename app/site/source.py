@@ -53,22 +53,37 @@ def read_data_repo(root: Path) -> DataFiles:
 class DataFiles(Mapping[str, str]):
     """The data files of a checkout, path to text: listed at once, each read when first
     asked for and kept. A forked process reads what it renders; what the parent read
-    before forking, it shares."""
+    before forking, it shares.
+
+    `raw` gives a file's bytes, which is all that validating and digesting a run needs:
+    its text is decoded only if a page asks for it.
+    """
 
     def __init__(self, root: Path, paths: Iterable[str]) -> None:
         self.root = str(root)
         self._paths = tuple(paths)
         self._known = frozenset(self._paths)
+        self._raw: dict[str, bytes] = {}
         self._texts: dict[str, str] = {}
+
+    def raw(self, path: str) -> bytes:
+        data = self._raw.get(path)
+        if data is None:
+            if path not in self._known:
+                raise KeyError(path)
+            # open() rather than Path.read_bytes: 10,000 files, each a Path less.
+            with open(f"{self.root}/{path}", "rb") as handle:  # noqa: PTH123
+                data = self._raw[path] = handle.read()
+        return data
 
     def __getitem__(self, path: str) -> str:
         text = self._texts.get(path)
         if text is None:
-            if path not in self._known:
-                raise KeyError(path)
-            # open() rather than Path.read_text: 10,000 files, each a Path less.
-            with open(f"{self.root}/{path}", encoding="utf-8") as handle:  # noqa: PTH123
-                text = self._texts[path] = handle.read()
+            try:
+                text = self._texts[path] = self.raw(path).decode()
+            except UnicodeDecodeError as exc:
+                message = f"{path}: not UTF-8 ({exc.reason})"
+                raise HbenchError("site-data-invalid", message, path=path) from None
         return text
 
     def __contains__(self, path: object) -> bool:
@@ -102,7 +117,7 @@ class SiteData:
     registry: Registry
     boards: dict[str, BoardSource]
     audit: tuple[AuditEvent, ...]
-    files: Mapping[str, str]
+    files: DataFiles
     inputs: dict[str, list[str]]  # `input_units`: each unit's files
 
     def input_digest(self, unit: str) -> str:
@@ -111,11 +126,12 @@ class SiteData:
 
     def runs(self, board: str) -> list[PublishedRun]:
         """The board's published runs, every status, oldest first."""
-        runs = parse_many(_RUNS, self.boards[board].run_paths, self.files)
+        paths = self.boards[board].run_paths
+        runs = parse_many(_RUNS, paths, [self.files.raw(p) for p in paths])
         return sorted(runs, key=lambda r: (r.published_at, r.id))
 
 
-def parse_site(files: Mapping[str, str]) -> SiteData:
+def parse_site(files: DataFiles) -> SiteData:
     """The registry, every board and the audit log; run files stay unparsed text."""
     registry = registry_of(RepoState({p: files[p] for p in files if p.startswith(_REGISTRY)}))
     run_paths: dict[str, list[str]] = {}
@@ -162,25 +178,34 @@ def _loads(path: str, text: str) -> object:
 
 
 def parse_many[RecordT: BaseModel](
-    adapter: TypeAdapter[list[RecordT]], paths: Sequence[str], texts: Mapping[str, str]
+    adapter: TypeAdapter[list[RecordT]], paths: Sequence[str], documents: Sequence[bytes]
 ) -> list[RecordT]:
-    """Many files as records, validated in one call: pydantic's per-call overhead is larger
-    than the validation of a small record, and a board holds thousands of them."""
+    """Many JSON documents (each the file at the same place in `paths`) as records,
+    validated in one call: pydantic's per-call overhead is larger than the validation of
+    a small record, and a board holds thousands of them."""
     try:
-        return adapter.validate_json("[" + ",".join(texts[p] for p in paths) + "]")
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        index = error["loc"][0] if error["loc"] else 0
-        path = paths[index] if isinstance(index, int) and index < len(paths) else paths[0]
-        message = f"{path}: {error['msg']} at {'.'.join(map(str, error['loc'][1:]))}"
-        raise HbenchError("site-data-invalid", message, path=path) from None
+        return adapter.validate_json(b"[" + b",".join(documents) + b"]")
+    except ValidationError:
+        pass
+    # One is wrong: validated one by one, the first wrong one is named. (An error in the
+    # whole array says where a record went wrong, but not which file broke its JSON.)
+    for path, document in zip(paths, documents, strict=True):
+        try:
+            adapter.validate_json(b"[" + document + b"]")
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(map(str, error["loc"][1:]))
+            message = f"{path}: {error['msg']}" + (f" at {where}" if where else "")
+            raise HbenchError("site-data-invalid", message, path=path) from None
+    raise HbenchError("site-data-invalid", f"{paths[0]} and the files after it do not parse")
 
 
-def digest(parts: Iterable[str]) -> str:
-    """sha256 over strings, each length-prefixed so that no two sequences collide."""
+def digest(parts: Iterable[str | bytes]) -> str:
+    """sha256 over strings (as UTF-8) and bytes, each length-prefixed so that no two
+    sequences collide."""
     hashed = hashlib.sha256()
     for part in parts:
-        data = part.encode()
+        data = part.encode() if isinstance(part, str) else part
         hashed.update(len(data).to_bytes(8, "big"))
         hashed.update(data)
     return hashed.hexdigest()
@@ -197,9 +222,9 @@ def input_units(paths: Iterable[str]) -> dict[str, list[str]]:
     return units
 
 
-def input_digest(files: Mapping[str, str], paths: Iterable[str]) -> str:
-    """A unit's digest, over the paths and texts of its files."""
-    return digest(part for path in paths for part in (path, files[path]))
+def input_digest(files: DataFiles, paths: Iterable[str]) -> str:
+    """A unit's digest, over the paths and bytes of its files."""
+    return digest(part for path in paths for part in (path, files.raw(path)))
 
 
 def _board(
@@ -246,5 +271,5 @@ def _audit(files: Mapping[str, str]) -> list[AuditEvent]:
         for number, line in enumerate(files[path].splitlines(), start=1)
         if line.strip()
     }
-    events = parse_many(_EVENTS, list(lines), lines)
+    events = parse_many(_EVENTS, list(lines), [line.encode() for line in lines.values()])
     return sorted(events, key=lambda e: (e.time, e.change))

@@ -432,6 +432,27 @@ def test_a_run_file_that_does_not_parse_is_named(data_repo: Path, tmp_path: Path
     assert refused.value.problems[0].path == layout.run_file(DEMO, "demo-3")
 
 
+@pytest.mark.parametrize(
+    ("path", "damage"),
+    [
+        (layout.run_file(DEMO, "demo-2"), b'"jobId": "job-\xff'),  # not UTF-8
+        (layout.run_file(DEMO, "demo-2"), b'"jobId": ['),  # not JSON
+        (layout.rows_file(DEMO), b'"\xfe'),
+    ],
+)
+def test_a_file_that_is_not_json_text_is_named(
+    data_repo: Path, tmp_path: Path, path: str, damage: bytes
+) -> None:
+    repo = copy_repo(data_repo, tmp_path)
+    broken = repo / path
+    data = broken.read_bytes()
+    broken.write_bytes(data[: len(data) // 2] + damage + data[len(data) // 2 :])
+    with pytest.raises(HbenchError) as refused:
+        build_site(repo, tmp_path / "site")
+    assert refused.value.code == "site-data-invalid"
+    assert refused.value.problems[0].path == path
+
+
 def test_the_cli_builds_the_site(data_repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     args = ["site", "build", "--data-repo", str(data_repo), "--out", str(out)]
