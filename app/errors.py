@@ -30,6 +30,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse
 from pydantic import BaseModel, Field
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
@@ -297,8 +298,9 @@ async def handle_http_error(request: Request, error: Exception) -> Response:
 
 def is_database_unavailable(error: BaseException) -> bool:
     """A failure to reach or write the database, not a fault in what was asked of it: a
-    dropped or refused connection, a locked or read-only SQLite file."""
-    if isinstance(error, (OperationalError, InterfaceError)):
+    dropped or refused connection, a locked or read-only SQLite file, or no connection of
+    the pool free in time."""
+    if isinstance(error, (OperationalError, InterfaceError, PoolTimeoutError)):
         return True
     return isinstance(error, DBAPIError) and error.connection_invalidated
 
@@ -308,17 +310,17 @@ async def handle_database_error(request: Request, error: Exception) -> Response:
     # pool replaces the broken connection. The driver's text stays in the server's log.
     if not is_database_unavailable(error):
         raise error  # a bug, not an outage: the server logs its traceback and answers 500
-    assert isinstance(error, DBAPIError)  # noqa: S101  # registered for this type only
+    cause = error.orig if isinstance(error, DBAPIError) and error.orig is not None else error
     logger.warning(
         "database unavailable during %s %s: %s",
         request.method,
         request.url.path,
-        type(error.orig).__name__ if error.orig is not None else type(error).__name__,
+        type(cause).__name__,
     )
     problem = Problem(
         "service-unavailable",
-        "the service can't reach its database right now, so nothing was changed; "
-        "try again in a minute",
+        "the service can't reach its database right now (it is down or too busy), so "
+        "nothing was changed; try again in a minute",
     )
     if not is_api(request) and not is_v1(request):
         return PlainTextResponse(f"{problem.message} ({problem.code})", status_code=503)
@@ -342,6 +344,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, handle_validation_error)
     app.add_exception_handler(StarletteHTTPException, handle_http_error)
     app.add_exception_handler(DBAPIError, handle_database_error)
+    app.add_exception_handler(PoolTimeoutError, handle_database_error)
     app.add_exception_handler(Exception, handle_unexpected_error)
 
 

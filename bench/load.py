@@ -329,6 +329,15 @@ def report(ledger: Ledger, problems: list[str], clients: int, backend: str) -> i
     return 1 if ledger.errors or problems else 0
 
 
+def print_failures(log: Path, most: int = 3) -> None:
+    """The last lines of the service log's first tracebacks, before the log is deleted."""
+    lines = log.read_text(errors="replace").splitlines()
+    starts = [n for n, line in enumerate(lines) if line.startswith("Traceback")]
+    for start in starts[:most]:
+        end = next((n for n in range(start + 1, len(lines)) if not lines[n][:1].isspace()), start)
+        print("service log:", *lines[max(start, end - 6) : end + 1], sep="\n  ")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=100)
@@ -352,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
                 run_load(service.url, work, ledger, clients=args.clients, seconds=args.seconds)
             )
             problems = check_afterwards(service.url, service, ledger)
+            if ledger.errors:
+                print_failures(service.log)
     backend = "PostgreSQL" if args.database_url else "SQLite"
     return report(ledger, problems, args.clients, backend)
 

@@ -47,9 +47,7 @@ SCRIPTS = (
     Script("issue_throughput"),
     Script("publish_outbox", ("--publishes", "300")),
     Script("board_recompute", ("--runs", "2000", "--boards", "40", "--repeats", "3")),
-    # In memory: on this kind of machine's disk (ext4 without a journal) new files cost
-    # more for minutes after many are deleted, as the benchmarks before it do (docs/site.md).
-    Script("site_build", ("--repeats", "3", "--in-memory")),
+    Script("site_build", ("--repeats", "3")),
     Script("load"),
 )
 FIGURE_LINE = re.compile(r"^\s*([A-Za-z][^:]*?):\s+(-?[0-9]+(?:\.[0-9]+)?)\s+([A-Za-z/%]+)\b")

@@ -71,9 +71,13 @@ class DataFiles(Mapping[str, str]):
         if data is None:
             if path not in self._known:
                 raise KeyError(path)
-            # open() rather than Path.read_bytes: 10,000 files, each a Path less.
-            with open(f"{self.root}/{path}", "rb") as handle:  # noqa: PTH123
-                data = self._raw[path] = handle.read()
+            try:
+                # open() rather than Path.read_bytes: 10,000 files, each a Path less.
+                with open(f"{self.root}/{path}", "rb") as handle:  # noqa: PTH123
+                    data = self._raw[path] = handle.read()
+            except OSError as exc:  # gone since it was listed, or not a file
+                message = f"{path}: could not be read ({exc.strerror})"
+                raise HbenchError("site-data-invalid", message, path=path) from None
         return data
 
     def __getitem__(self, path: str) -> str:
@@ -132,7 +136,8 @@ class SiteData:
 
 
 def parse_site(files: DataFiles) -> SiteData:
-    """The registry, every board and the audit log; run files stay unparsed text."""
+    """The registry, every board and the audit log; run files stay unread until a board's
+    pages ask for its runs."""
     registry = registry_of(RepoState({p: files[p] for p in files if p.startswith(_REGISTRY)}))
     run_paths: dict[str, list[str]] = {}
     opened: set[str] = set()

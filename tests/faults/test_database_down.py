@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from pathlib import Path
 
 import httpx
 from fastapi import FastAPI
@@ -22,8 +23,11 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from app.db.models import Job
-from app.db.session import SQLITE_BUSY_TIMEOUT_MS
+from app.db.session import SQLITE_BUSY_TIMEOUT_MS, Database
+from app.dependencies import get_database
 from app.errors import install_error_handlers
+from app.main import create_app
+from app.settings import Settings
 
 from .conftest import Service
 
@@ -140,6 +144,25 @@ def lock_sqlite(service: Service, database_url: str, archive: bytes) -> httpx.Re
     finally:
         holder.close()
     return answer
+
+
+def test_a_request_that_finds_no_free_connection_in_time_is_answered_503(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(state_dir=tmp_path / "state", writer_enabled=False)
+    app = create_app(settings)
+    crowded = Database(
+        settings.effective_database_url, pool_size=1, max_overflow=0, pool_timeout=0.2
+    )
+    # The local user, signed in from this machine: listing its jobs needs the database.
+    local = {"base_url": "http://127.0.0.1:8000", "client": ("127.0.0.1", 50000)}
+    with TestClient(app, raise_server_exceptions=False, **local) as client:  # type: ignore[arg-type]
+        app.dependency_overrides[get_database] = lambda: crowded
+        with crowded.engine.connect():  # its only connection, held by someone else
+            busy = client.get("/api/bench/jobs")
+        assert_unavailable(httpx.Response(busy.status_code, content=busy.content))
+        assert client.get("/api/bench/jobs").status_code == 200  # free again
+    crowded.dispose()
 
 
 def test_only_an_outage_is_answered_503_a_faulty_query_stays_a_500() -> None:

@@ -453,6 +453,17 @@ def test_a_file_that_is_not_json_text_is_named(
     assert refused.value.problems[0].path == path
 
 
+def test_a_file_gone_since_it_was_listed_is_named(data_repo: Path, tmp_path: Path) -> None:
+    repo = copy_repo(data_repo, tmp_path)
+    files = read_data_repo(repo)
+    gone = layout.run_file(DEMO, "demo-2")
+    (repo / gone).unlink()
+    with pytest.raises(HbenchError) as refused:
+        files.raw(gone)
+    assert refused.value.code == "site-data-invalid"
+    assert refused.value.problems[0].path == gone
+
+
 def test_the_cli_builds_the_site(data_repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     args = ["site", "build", "--data-repo", str(data_repo), "--out", str(out)]
