@@ -21,7 +21,6 @@ import gc
 import json
 import multiprocessing
 import os
-import stat
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -287,17 +286,16 @@ class _Target:
 
 
 _EXCLUSIVE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
-_OWN = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK  # never wait on a pipe
 
 
 class _Writer:
     """Writes files under the output folder, creating each folder once.
 
-    A file of the site's own is rewritten in place; a hard link (a run's JSON linked from
-    the data repository) is unlinked and replaced by a new file, never written through,
-    so that the data repository's file can never change. In place, because a new inode
-    per page costs more than its bytes on some disks: ext4 without a journal skips every
-    inode freed in the last half minute when it looks for a free one.
+    A file that is not there yet is made where it goes. One that is (a rebuild's) is
+    replaced whole: its successor is made beside it and renamed over it. A reader of the
+    served site gets the old page or the new one, never a mix of them, and a hard link (a
+    run's JSON linked from the data repository) is never written through, so the data
+    repository's file can never change from the site's side.
     """
 
     def __init__(self, out: Path, data_repo: Path | None = None) -> None:
@@ -317,32 +315,14 @@ class _Writer:
     def write(self, path: str, text: str | bytes) -> None:
         # Plain strings and a set of made folders: this runs 25,000 times in a full build.
         target = self._target(path)
-        # os.open and bytes: a third cheaper per file than a buffered text file.
-        data = memoryview(text.encode() if isinstance(text, str) else text)
-        handle = self._open_own(target)
+        data = text.encode() if isinstance(text, str) else text
         try:
-            while data:
-                data = data[os.write(handle, data) :]
-        finally:
-            os.close(handle)
+            _put(target, data)
+        except FileExistsError:
+            spare = _spare(target)
+            _put(spare, data)
+            Path(spare).replace(target)
         self.written += 1
-
-    @staticmethod
-    def _open_own(target: str) -> int:
-        """`target` open for writing from its start, as a file of its own (one link)."""
-        try:
-            handle = os.open(target, _OWN, 0o644)
-        except OSError:  # a symbolic link, a pipe without a reader, a folder
-            pass
-        else:
-            found = os.fstat(handle)
-            if found.st_nlink == 1 and stat.S_ISREG(found.st_mode):
-                if found.st_size:
-                    os.ftruncate(handle, 0)
-                return handle
-            os.close(handle)
-        Path(target).unlink()
-        return os.open(target, _EXCLUSIVE, 0o644)
 
     def link(self, path: str, source: str) -> bool:
         """Link the data repository's `source` as `path`; False where links don't work
@@ -355,8 +335,12 @@ class _Writer:
             try:
                 os.link(origin, target)
             except FileExistsError:
-                Path(target).unlink()
-                os.link(origin, target)
+                # Already that file (renaming a link over another link to the same file
+                # would do nothing, and leave the spare name behind).
+                if not Path(origin).samefile(target):
+                    spare = _spare(target)
+                    os.link(origin, spare)
+                    Path(spare).replace(target)
         except OSError:
             # A new inode per file costs far more than a link, but it always works.
             self.data_repo = None
@@ -380,6 +364,26 @@ class _Writer:
                 target.unlink()
                 removed += 1
         return removed
+
+
+def _put(target: str, data: bytes) -> None:
+    """A new file at `target` holding `data`; FileExistsError if something is there."""
+    # os.open and bytes: a third cheaper per file than a buffered text file.
+    handle = os.open(target, _EXCLUSIVE, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view) :]
+    finally:
+        os.close(handle)
+
+
+def _spare(target: str) -> str:
+    """The name beside `target` its successor is made under, cleared of what a build that
+    stopped half-way may have left there."""
+    spare = f"{target}.next"
+    Path(spare).unlink(missing_ok=True)
+    return spare
 
 
 def _read_state(out: Path) -> _State:

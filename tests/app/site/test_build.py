@@ -398,22 +398,26 @@ def test_run_records_are_linked_and_never_written_through(data_repo: Path, tmp_p
     assert record.read_bytes() == before == copied.read_bytes()
 
 
-def test_a_rebuild_rewrites_the_sites_own_files_in_place(data_repo: Path, tmp_path: Path) -> None:
+def test_a_rebuild_replaces_each_file_whole(data_repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     build_site(data_repo, out)
     board = out / f"boards/{DEMO}/index.html"
-    inode, fresh = board.stat().st_ino, board.read_text()
-    board.write_text("a longer page than the board's own " * 2000)
+    fresh = board.read_text()
+    stale = "a longer page than the board's own " * 2000
+    board.write_text(stale)
     # A symbolic link where a page goes is replaced; what it pointed at is left alone.
     elsewhere = tmp_path / "elsewhere.html"
     elsewhere.write_text("not the site's")
     home = out / "index.html"
     home.unlink()
     home.symlink_to(elsewhere)
-    build_site(data_repo, out, full=True)
-    assert board.stat().st_ino == inode and board.read_text() == fresh
+    with board.open() as reader:  # a request being served while the site is rebuilt
+        build_site(data_repo, out, full=True)
+        assert reader.read() == stale  # the old page, whole
+    assert board.read_text() == fresh
     assert not home.is_symlink() and home.read_text().startswith("<!DOCTYPE html>")
     assert elsewhere.read_text() == "not the site's"
+    assert not list(out.rglob("*.next"))  # no successor left beside its file
 
 
 def test_a_folder_that_is_not_a_data_repository_is_refused(tmp_path: Path) -> None:
