@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 import uvicorn
 
 from app.auth.service import create_api_token, ensure_account
+from app.cli_state import StateDir, migrated_database, settings_for
 from app.datarepo.cli import data_repo
-from app.db.migrate import current_revision, head_revision, upgrade
-from app.db.session import Database
-from app.main import create_app, prepare_state_dir
+from app.db.migrate import current_revision, head_revision
+from app.main import create_app
 from app.publish.cli import maintenance
 from app.reports.cli import deny, reports
-from app.settings import Settings, is_login, load_settings
+from app.settings import is_login
 from app.site.cli import site
-from hbench.cli.output import fail
-from hbench.errors import HbenchError
 
 app = typer.Typer(
     name="hbench-app",
@@ -35,31 +32,6 @@ app.add_typer(site, name="site")
 app.add_typer(maintenance, name="maintenance")
 app.add_typer(reports, name="reports")
 app.add_typer(deny, name="deny")
-
-StateDir = Annotated[
-    Path | None,
-    typer.Option(
-        "--state-dir",
-        help="Where the SQLite file and the blobs live (default: $HBENCH_STATE_DIR or ./.state).",
-        file_okay=False,
-    ),
-]
-
-
-def settings_for(state_dir: Path | None) -> Settings:
-    """The environment's settings, with the state directory given on the command line."""
-    try:
-        return load_settings(**({"state_dir": state_dir} if state_dir else {}))
-    except HbenchError as error:
-        raise fail(error) from None
-
-
-def migrated_database(settings: Settings) -> Database:
-    """The settings' database, created on first use and brought up to the newest schema."""
-    prepare_state_dir(settings)
-    database = Database(settings.effective_database_url)
-    upgrade(database.engine)
-    return database
 
 
 @app.command()

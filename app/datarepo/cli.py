@@ -16,14 +16,12 @@ from typing import Annotated
 
 import typer
 
+from app.cli_state import StateDir, migrated_database, settings_for
 from app.datarepo.lock import writer_lock
 from app.datarepo.outbox import counts
 from app.datarepo.repo_init import create_data_repository, initial_files
 from app.datarepo.service import writer_for
 from app.datarepo.writer import DrainReport, Writer
-from app.db.migrate import upgrade
-from app.db.session import Database
-from app.settings import load_settings
 from app.site.workflow import pages_workflow_files
 from hbench.cli.output import handled
 
@@ -53,14 +51,7 @@ def init(
 @data_repo.command("write")
 def write(
     once: Annotated[bool, typer.Option("--once", help="Write what is pending, then exit.")] = False,
-    state_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--state-dir",
-            help="The service's state directory (default: $HBENCH_STATE_DIR or ./.state).",
-            file_okay=False,
-        ),
-    ] = None,
+    state_dir: StateDir = None,
     wait: Annotated[
         float, typer.Option(help="Seconds to wait for another writer to finish.", min=0)
     ] = 60.0,
@@ -71,12 +62,9 @@ def write(
     HBENCH_WRITER_ENABLED=false.
     """
     with handled():
-        settings = load_settings(**({"state_dir": state_dir} if state_dir else {}))
-        # Readable by its owner only, as the service makes it (`app.main.prepare_state_dir`).
-        settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        database = Database(settings.effective_database_url)
+        settings = settings_for(state_dir)
+        database = migrated_database(settings)
         try:
-            upgrade(database.engine)
             writer = writer_for(settings, database)
             if once:
                 _write_once(writer, wait)

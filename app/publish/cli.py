@@ -7,18 +7,17 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from app.blobs import LocalBlobStore
-from app.db.migrate import upgrade
+from app.cli_state import StateDir, migrated_database, settings_for
 from app.db.models import utcnow
 from app.db.session import Database
 from app.publish.maintenance import MaintenanceReport, run_maintenance
 from app.publish.retention import Policy
-from app.settings import Settings, load_settings
+from app.settings import Settings
 from hbench.cli.output import handled
 
 maintenance = typer.Typer(help="Count issued runs, hide and purge job files.", no_args_is_help=True)
@@ -33,23 +32,14 @@ def _group() -> None:
 @maintenance.command("run")
 def run(
     once: Annotated[bool, typer.Option("--once", help="Run one round, then exit.")] = False,
-    state_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--state-dir",
-            help="The service's state directory (default: $HBENCH_STATE_DIR or ./.state).",
-            file_okay=False,
-        ),
-    ] = None,
+    state_dir: StateDir = None,
 ) -> None:
     """Count issued runs that stopped waiting on their boards, hide the files of jobs past
     their publish window, purge deleted jobs' files, and sweep orphan archives."""
     with handled():
-        settings = load_settings(**({"state_dir": state_dir} if state_dir else {}))
-        settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        database = Database(settings.effective_database_url)
+        settings = settings_for(state_dir)
+        database = migrated_database(settings)
         try:
-            upgrade(database.engine)
             while True:
                 _round(settings, database)
                 if once:

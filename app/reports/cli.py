@@ -12,12 +12,11 @@ import typer
 from sqlalchemy.orm import Session
 
 from app.auth.service import ensure_account
-from app.db.migrate import upgrade
+from app.cli_state import StateDir, migrated_database, settings_for
 from app.db.models import Account, utcnow
-from app.db.session import Database
 from app.reports import service
 from app.reports.policy import REASONS
-from app.settings import Settings, load_settings
+from app.settings import Settings
 from hbench.cli.output import handled
 
 reports = typer.Typer(help="The maintainers' report queue and take-downs.", no_args_is_help=True)
@@ -25,24 +24,13 @@ deny = typer.Typer(
     help="The deny list: accounts that can't be issued runs or upload.", no_args_is_help=True
 )
 
-StateDir = Annotated[
-    Path | None,
-    typer.Option(
-        "--state-dir",
-        help="The service's state directory (default: $HBENCH_STATE_DIR or ./.state).",
-        file_okay=False,
-    ),
-]
-
 
 @contextmanager
 def database_session(state_dir: Path | None) -> Iterator[tuple[Session, Settings]]:
     """A session on the service's database, brought up to the newest schema first."""
-    settings = load_settings(**({"state_dir": state_dir} if state_dir else {}))
-    settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    database = Database(settings.effective_database_url)
+    settings = settings_for(state_dir)
+    database = migrated_database(settings)
     try:
-        upgrade(database.engine)
         with database.session() as session:
             yield session, settings
     finally:
