@@ -8,10 +8,10 @@ import typer
 import uvicorn
 
 from app.auth.service import create_api_token, ensure_account
-from app.cli_state import StateDir, migrated_database, settings_for
+from app.cli_state import StateDir, settings_for
 from app.datarepo.cli import data_repo
 from app.db.migrate import current_revision, head_revision
-from app.main import create_app
+from app.main import create_app, migrated_database
 from app.publish.cli import maintenance
 from app.reports.cli import deny, reports
 from app.settings import is_login

@@ -90,8 +90,9 @@ def prepare_state_dir(settings: Settings) -> None:
     settings.blob_dir.mkdir(parents=True, exist_ok=True)
 
 
-def open_resources(settings: Settings) -> Resources:
-    """Prepare the state directory, migrate the database to head, open the stores."""
+def migrated_database(settings: Settings) -> Database:
+    """The settings' database, its state directory made on first use, brought up to the
+    newest schema (the service on start, and every `hbench-app` command)."""
     prepare_state_dir(settings)
     database = Database(settings.effective_database_url)
     try:
@@ -99,6 +100,12 @@ def open_resources(settings: Settings) -> Resources:
     except BaseException:
         database.dispose()
         raise
+    return database
+
+
+def open_resources(settings: Settings) -> Resources:
+    """Prepare the state directory, migrate the database to head, open the stores."""
+    database = migrated_database(settings)
     return Resources(database=database, blobs=LocalBlobStore(settings.blob_dir))
 
 

@@ -16,12 +16,13 @@ from typing import Annotated
 
 import typer
 
-from app.cli_state import StateDir, migrated_database, settings_for
+from app.cli_state import StateDir, settings_for
 from app.datarepo.lock import writer_lock
 from app.datarepo.outbox import counts
 from app.datarepo.repo_init import create_data_repository, initial_files
 from app.datarepo.service import writer_for
 from app.datarepo.writer import DrainReport, Writer
+from app.main import migrated_database
 from app.site.workflow import pages_workflow_files
 from hbench.cli.output import handled
 

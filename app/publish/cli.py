@@ -12,9 +12,10 @@ from typing import Annotated
 import typer
 
 from app.blobs import LocalBlobStore
-from app.cli_state import StateDir, migrated_database, settings_for
+from app.cli_state import StateDir, settings_for
 from app.db.models import utcnow
 from app.db.session import Database
+from app.main import migrated_database
 from app.publish.maintenance import MaintenanceReport, run_maintenance
 from app.publish.retention import Policy
 from app.settings import Settings

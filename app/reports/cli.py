@@ -12,8 +12,9 @@ import typer
 from sqlalchemy.orm import Session
 
 from app.auth.service import ensure_account
-from app.cli_state import StateDir, migrated_database, settings_for
+from app.cli_state import StateDir, settings_for
 from app.db.models import Account, utcnow
+from app.main import migrated_database
 from app.reports import service
 from app.reports.policy import REASONS
 from app.settings import Settings
