@@ -10,14 +10,13 @@ the workspace, where the runner container sees it at the same path.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from hbench.action.oidc import request_id_token
-from hbench.action.protocol import Actions, Inputs
+from hbench.action.protocol import Actions, Inputs, run_step
 from hbench.errors import HbenchError
 from hbench.issue import (
     PROMPT_FILE,
@@ -116,14 +115,7 @@ def issue(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Issue the run; 0 when it was issued, 1 with `::error::` annotations when not."""
     del argv  # every setting arrives as an input variable
-    env = os.environ if environ is None else environ
-    actions = Actions(env)
-    try:
-        issue(actions, Inputs(env), env)
-    except HbenchError as error:
-        actions.problems(TITLE, error.problems)
-        return 1
-    return 0
+    return run_step(TITLE, lambda actions, env: issue(actions, Inputs(env), env), environ)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,10 @@ GitHub Actions".
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -172,6 +173,33 @@ class Actions:
 
     def workspace(self) -> Path:
         return self._file("GITHUB_WORKSPACE")
+
+
+class StepError(HbenchError):
+    """A step's failure with a fix of its own, said instead of the rule code's documented one."""
+
+    def __init__(self, code: str, message: str, fix: str) -> None:
+        super().__init__(code, message)
+        self.fix = fix
+
+
+def run_step(
+    title: str,
+    step: Callable[[Actions, Mapping[str, str]], object],
+    environ: Mapping[str, str] | None = None,
+) -> int:
+    """Run a step on the environment's inputs: 0 when it succeeds, 1 with one `::error::`
+    annotation per problem (rule code and fix) when it is refused."""
+    env = os.environ if environ is None else environ
+    actions = Actions(env)
+    try:
+        step(actions, env)
+    except StepError as error:
+        return actions.die(title, error.code, error.problems[0].message, error.fix)
+    except HbenchError as error:
+        actions.problems(title, error.problems)
+        return 1
+    return 0
 
 
 def heredoc(name: str, value: str) -> str:

@@ -10,7 +10,6 @@ environment of the `docker` process and never appear on a command line.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hbench import __version__
-from hbench.action.protocol import Actions, Inputs
+from hbench.action.protocol import Actions, Inputs, StepError, run_step
 from hbench.errors import HbenchError
 from hbench.issue import RUN_FILE, SPEC_FILE
 from hbench.runner import DEFAULT_JOBS_DIR
@@ -68,18 +67,15 @@ class Plan:
     command: tuple[str, ...]
 
 
-class MissingVariableError(HbenchError):
+class MissingVariableError(StepError):
     """The run needs a variable of the person running it (a model key) the job lacks."""
 
     def __init__(self, name: str, description: str) -> None:
         super().__init__(
-            "action-env-missing", f"the run needs {name} ({description}), and the job lacks it"
+            "action-env-missing",
+            f"the run needs {name} ({description}), and the job lacks it",
+            fix=f"set it from a secret:\nenv:\n  {name}: ${{{{ secrets.{name} }}}}",
         )
-        self.name = name
-
-    @property
-    def fix(self) -> str:
-        return f"set it from a secret:\nenv:\n  {self.name}: ${{{{ secrets.{self.name} }}}}"
 
 
 def inside(path: Path, root: Path) -> bool:
@@ -183,16 +179,7 @@ def run(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Run the issued spec; 0 when a sealed job folder exists, 1 with annotations if not."""
     del argv  # every setting arrives as an input variable
-    env = os.environ if environ is None else environ
-    actions = Actions(env)
-    try:
-        run(actions, Inputs(env), env)
-    except MissingVariableError as error:
-        return actions.die(TITLE, error.code, error.problems[0].message, error.fix)
-    except HbenchError as error:
-        actions.problems(TITLE, error.problems)
-        return 1
-    return 0
+    return run_step(TITLE, lambda actions, env: run(actions, Inputs(env), env), environ)
 
 
 if __name__ == "__main__":

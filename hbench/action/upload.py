@@ -9,14 +9,13 @@ the service's rule code and the fix.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hbench.action.protocol import Actions, Inputs
+from hbench.action.protocol import Actions, Inputs, run_step
 from hbench.action.summary import job_summary
 from hbench.errors import HbenchError, Problem
 from hbench.issue import RUN_FILE, UPLOADS_PATH
@@ -121,14 +120,7 @@ def upload(actions: Actions, inputs: Inputs) -> None:
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Upload the job; 0 when the service took it (or `upload` is false), 1 otherwise."""
     del argv  # every setting arrives as an input variable
-    env = os.environ if environ is None else environ
-    actions = Actions(env)
-    try:
-        upload(actions, Inputs(env))
-    except HbenchError as error:
-        actions.problems(TITLE, error.problems)
-        return 1
-    return 0
+    return run_step(TITLE, lambda actions, env: upload(actions, Inputs(env)), environ)
 
 
 if __name__ == "__main__":
