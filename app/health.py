@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import time
 from typing import Literal
 
+import httpx
 from fastapi import APIRouter
 from pydantic import BaseModel
 from sqlalchemy.exc import SQLAlchemyError
@@ -35,3 +38,21 @@ def health(database: DatabaseDep, settings: SettingsDep) -> Health:
     except SQLAlchemyError:
         raise HbenchError("service-unavailable", "the database does not answer") from None
     return Health(status="ok", version=__version__, mode=settings.mode)
+
+
+def wait_until_healthy(
+    url: str, process: subprocess.Popen[bytes], seconds: float
+) -> Literal["up", "exited", "late"]:
+    """Poll the service `process` started at `url` until `GET /api/health` answers 200:
+    `up` then, `exited` if the process ended first, `late` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            return "exited"
+        try:
+            if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
+                return "up"
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    return "late"

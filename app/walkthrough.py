@@ -24,6 +24,8 @@ from pathlib import Path
 
 import httpx
 
+from app.health import wait_until_healthy
+
 BIN = Path(sys.executable).parent
 STARTUP_SECONDS = 60.0
 
@@ -82,17 +84,11 @@ def service(state: Path, env: dict[str, str]) -> Iterator[str]:
 
 
 def wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            sys.exit("walkthrough stopped: the service exited at start-up; see service.log")
-        try:
-            if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    sys.exit("walkthrough stopped: the service did not answer in time")
+    state = wait_until_healthy(url, process, STARTUP_SECONDS)
+    if state == "exited":
+        sys.exit("walkthrough stopped: the service exited at start-up; see service.log")
+    if state == "late":
+        sys.exit("walkthrough stopped: the service did not answer in time")
 
 
 def board_shows_entry(page: str) -> bool:

@@ -17,7 +17,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,8 +25,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from app.health import wait_until_healthy
 from hbench.demo import demo_spec, materialize
 from hbench.jobs.manifest import load_manifest, seal
 from hbench.jobs.pack import pack
@@ -158,17 +156,11 @@ def running_service(
 
 
 def wait_until_up(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the service exited:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError("the service did not start")
+    state = wait_until_healthy(url, process, STARTUP_SECONDS)
+    if state == "exited":
+        raise RuntimeError(f"the service exited:\n{log.read_text()[-3000:]}")
+    if state == "late":
+        raise RuntimeError("the service did not start")
 
 
 def make_tokens(database_url: str, logins: list[str]) -> dict[str, str]:

@@ -12,13 +12,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 
+from app.health import wait_until_healthy
 from tests.app.bench.conftest import sealed, sealed_archive
 from tests.app.conftest import database_url, db, migrated_database_url, no_service_environment
 
@@ -62,17 +61,11 @@ class Service:
                 [HBENCH_APP, "serve", "--port", str(self.port), "--state-dir", str(self.state_dir)],
                 env=self.env, stdout=out, stderr=out, start_new_session=True,
             )  # fmt: skip
-        deadline = time.monotonic() + START_SECONDS
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the service exited:\n{self.log.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{self.url}/api/health", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"the service did not start:\n{self.log.read_text()[-3000:]}")
+        state = wait_until_healthy(self.url, self.process, START_SECONDS)
+        if state == "exited":
+            raise RuntimeError(f"the service exited:\n{self.log.read_text()[-3000:]}")
+        if state == "late":
+            raise RuntimeError(f"the service did not start:\n{self.log.read_text()[-3000:]}")
 
     def kill(self) -> None:
         """SIGKILL, no warning: nothing of the process runs after this."""

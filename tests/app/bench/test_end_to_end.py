@@ -9,7 +9,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -20,6 +19,7 @@ import pytest
 
 from app.db.models import IssuedRunStatus, utcnow
 from app.db.session import Database
+from app.health import wait_until_healthy
 from hbench.demo import demo_spec
 from tests.hbench.cli.helpers import hbench, write_spec
 
@@ -84,18 +84,12 @@ def service(database_url: str, tmp_path: Path) -> Iterator[Service]:
 
 
 def wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            stderr = process.stderr.read().decode() if process.stderr else ""
-            pytest.fail(f"hbench-app serve exited with {process.returncode}:\n{stderr}")
-        try:
-            if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
-    pytest.fail("hbench-app serve did not start")
+    state = wait_until_healthy(url, process, STARTUP_SECONDS)
+    if state == "exited":
+        stderr = process.stderr.read().decode() if process.stderr else ""
+        pytest.fail(f"hbench-app serve exited with {process.returncode}:\n{stderr}")
+    if state == "late":
+        pytest.fail("hbench-app serve did not start")
 
 
 def api_token(service: Service, login: str) -> str:
