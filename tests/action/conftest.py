@@ -7,11 +7,9 @@ import json
 import os
 import secrets
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -24,6 +22,7 @@ from app.main import create_app
 from app.settings import Settings
 from tests.action.runner import ActionRunner
 from tests.hbench.cli.service import serving
+from tests.http_stub import StubHandler, stub_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIM = Path(__file__).with_name("docker_shim.py")
@@ -111,7 +110,7 @@ def token_endpoint(mint: Callable[[str], str]) -> Iterator[TokenEndpoint]:
     does for a job with `id-token: write`."""
     state = TokenEndpoint(url="", request_token=secrets.token_urlsafe(16))
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(StubHandler):
         def do_GET(self) -> None:
             query = parse_qs(urlsplit(self.path).query)
             state.audiences += query.get("audience", [])
@@ -120,23 +119,8 @@ def token_endpoint(mint: Callable[[str], str]) -> Iterator[TokenEndpoint]:
                 self.send_response(401)
                 self.end_headers()
                 return
-            payload = json.dumps({"count": 1, "value": mint(query["audience"][0])}).encode()
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            self.send_json(200, {"count": 1, "value": mint(query["audience"][0])})
 
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    port = server.server_address[1]
-    state.url = f"http://127.0.0.1:{port}/_apis/distributedtask/idtoken?api-version=2.0"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with stub_server(Handler) as port:
+        state.url = f"http://127.0.0.1:{port}/_apis/distributedtask/idtoken?api-version=2.0"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stdout
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -19,6 +17,7 @@ import pytest
 from hbench.action import issue
 from hbench.action.oidc import request_url
 from tests.action.runner import read_file_command
+from tests.http_stub import StubHandler, stub_server
 
 JWT = "eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJ4In0.c2lnbmF0dXJl"
 REQUEST_TOKEN = "runner-request-token-1234"
@@ -46,7 +45,7 @@ class Endpoints:
 def endpoints() -> Iterator[Endpoints]:
     state = Endpoints(url="")
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(StubHandler):
         def record(self) -> Recorded:
             parts = urlsplit(self.path)
             length = int(self.headers.get("content-length", "0"))
@@ -56,34 +55,17 @@ def endpoints() -> Iterator[Endpoints]:
             state.received.append(recorded)
             return recorded
 
-        def answer(self, status: int, payload: dict[str, Any]) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
         def do_GET(self) -> None:
             self.record()
-            self.answer(200, {"count": 1, "value": JWT})
+            self.send_json(200, {"count": 1, "value": JWT})
 
         def do_POST(self) -> None:
             self.record()
-            self.answer(201, issued_answer())
+            self.send_json(201, issued_answer())
 
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with stub_server(Handler) as port:
+        state.url = f"http://127.0.0.1:{port}"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def issued_answer() -> dict[str, Any]:

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import base64
 import subprocess
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from app.datarepo.git import git_executable
+from tests.http_stub import StubHandler, stub_server
 
 
 @dataclass
@@ -40,15 +39,12 @@ def serve_git(root: Path, token: str) -> Iterator[GitHttpServer]:
     """Serve the bare repositories under `root` on a free loopback port."""
     state = GitHttpServer(root, token)
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(StubHandler):  # quiet: the test reads `requests` instead
         def do_GET(self) -> None:
             self._serve()
 
         def do_POST(self) -> None:
             self._serve()
-
-        def log_message(self, format: str, *args: object) -> None:
-            pass  # quiet: the test reads `requests` instead
 
         def _serve(self) -> None:
             state.requests.append((self.command, self.path, dict(self.headers.items())))
@@ -107,13 +103,6 @@ def serve_git(root: Path, token: str) -> Iterator[GitHttpServer]:
                     headers.append((name, value.strip()))
             return status, headers, payload
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.port = server.server_address[1]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with stub_server(Handler) as port:
+        state.port = port
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()

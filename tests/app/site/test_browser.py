@@ -9,10 +9,9 @@ page type go to `test-artifacts/screenshots/`.
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Iterator
 from html.parser import HTMLParser
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError
@@ -23,6 +22,7 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from tests.browser import chromium
+from tests.http_stub import stub_server
 
 from .contrast import contrast, parse_colour
 from .datarepo import entry
@@ -59,14 +59,8 @@ class _Quiet(SimpleHTTPRequestHandler):
 def base_url(built_site: Path) -> Iterator[str]:
     """The built site over HTTP on a free loopback port, under a sub-path as on Pages."""
     handler = functools.partial(_Quiet, directory=str(built_site.parent))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/{built_site.name}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with stub_server(handler) as port:
+        yield f"http://127.0.0.1:{port}/{built_site.name}/"
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,12 @@ canned acceptance.
 from __future__ import annotations
 
 import gzip
-import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.http_stub import StubHandler, stub_server
 
 
 @dataclass
@@ -38,7 +37,7 @@ class UploadServer:
 def upload_server() -> Iterator[UploadServer]:
     state = UploadServer(url="")
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(StubHandler):
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", "0"))
             body = self.rfile.read(length)
@@ -47,25 +46,11 @@ def upload_server() -> Iterator[UploadServer]:
             status, answer = state.answer_status, state.answer_body
             if headers.get("content-type") != "application/gzip" or not _is_gzip(body):
                 status, answer = 415, {"detail": "not gzip (upload-not-gzip)", "code": "x"}
-            payload = json.dumps(answer).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
+            self.send_json(status, answer)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/api/bench/uploads"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with stub_server(Handler) as port:
+        state.url = f"http://127.0.0.1:{port}/api/bench/uploads"
         yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _is_gzip(body: bytes) -> bool:
