@@ -20,12 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import io
-import json
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -33,12 +28,10 @@ from pathlib import Path
 
 import httpx
 from report import Row, emit
+from service import make_tokens, run_demo_job, running_service
 
-from hbench.demo import demo_spec, materialize
 from hbench.jobs.pack import pack
 
-BIN = Path(sys.executable).parent
-STARTUP_SECONDS = 60.0
 WARM_UP = 5
 
 
@@ -51,71 +44,6 @@ class Figures:
     archive_bytes: int
     files: int
     failures: list[str]
-
-
-def run_demo_job(folder: Path) -> Path:
-    """Run the demo dataset with the oracle through `hbench run`, which seals the job."""
-    registry = materialize(folder / "demo")
-    spec = folder / "spec.json"
-    spec.write_text(json.dumps(demo_spec(registry, "bench-upload")))
-    subprocess.run(
-        [str(BIN / "hbench"), "run", "--config", str(spec)],
-        cwd=folder,
-        env={**os.environ, "HARBOR_TELEMETRY": "0"},
-        check=True,
-        capture_output=True,
-    )
-    return folder / "jobs" / "bench-upload"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def start_service(state: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    log = state.parent / "service.log"
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [str(BIN / "hbench-app"), "serve", "--port", str(port), "--state-dir", str(state)],
-            env=env,
-            stdout=sink,
-            stderr=sink,
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"hbench-app serve exited:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
-                return process, url
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    process.terminate()
-    raise SystemExit("hbench-app serve did not start")
-
-
-def api_token(state: Path, env: dict[str, str]) -> str:
-    made = subprocess.run(
-        [
-            str(BIN / "hbench-app"),
-            "tokens",
-            "create",
-            "--login",
-            "bench",
-            "--state-dir",
-            str(state),
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return made.stdout.strip()
 
 
 async def upload_all(url: str, token: str, body: bytes, uploads: int, concurrency: int) -> Figures:
@@ -189,23 +117,15 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-upload-", dir=args.dir) as scratch:
         folder = Path(scratch)
         print("running the demo job with hbench run …")
-        job = run_demo_job(folder)
+        job = run_demo_job(folder, "bench-upload", n_attempts=1)
         out = io.BytesIO()
         pack(job, out)
-        env = {**os.environ, "HARBOR_TELEMETRY": "0"}
-        if args.database_url:
-            env["HBENCH_DATABASE_URL"] = args.database_url
-        state = folder / "state"
-        process, url = start_service(state, env)
-        try:
-            token = api_token(state, env)
-            serial = asyncio.run(upload_all(url, token, out.getvalue(), args.serial, 1))
+        with running_service(folder / "state", database_url=args.database_url) as service:
+            token = make_tokens(service.database_url, ["bench"])["bench"]
+            serial = asyncio.run(upload_all(service.url, token, out.getvalue(), args.serial, 1))
             figures = asyncio.run(
-                upload_all(url, token, out.getvalue(), args.uploads, args.concurrency)
+                upload_all(service.url, token, out.getvalue(), args.uploads, args.concurrency)
             )
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
     backend = "PostgreSQL" if args.database_url else "SQLite"
     return report(figures, serial, f"{backend}, state in {args.dir or tempfile.gettempdir()}")
 
