@@ -13,6 +13,11 @@ wrote. A build re-renders the units whose inputs changed, writes their files and
 the files they no longer make; a change to the registry, the templates, the code or the
 configuration re-renders everything. After one new run that is one board's pages and the
 global ones, whatever the size of the site.
+
+To know which inputs changed without reading every file, the state also keeps each input
+folder's file sizes, times and inode numbers beside its digest, as git's index does: a
+folder whose files all look the same is not read again. Files changed in the last
+`SETTLED_NS` are always read.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -35,15 +41,25 @@ from app.site.config import SiteConfig
 from app.site.page import Page
 from app.site.pages import other_pages
 from app.site.render import TEMPLATES, render_html, render_json
-from app.site.source import DataFiles, SiteData, digest, parse_site, read_data_repo
+from app.site.source import (
+    DataFiles,
+    SiteData,
+    digest,
+    input_units,
+    parse_site,
+    read_data_repo,
+)
 from hbench import __version__
 from registry.export import export_registry
 
 STATE_FILE = ".build-state.json"
-STATE_VERSION = 1
+STATE_VERSION = 2
 HERE = Path(__file__).parent
 STATIC = HERE / "static"
 GLOBAL = "global"
+SETTLED_NS = 2_000_000_000
+"""An input file changed less than this long before a build is read by the next build,
+whatever its stat says: a later change could keep the same size and time."""
 
 
 @dataclass(frozen=True)
@@ -58,18 +74,24 @@ class BuildReport:
 
 @dataclass
 class _State:
-    """`.build-state.json`: what each unit was rendered from and the files it wrote."""
+    """`.build-state.json`: what each unit was rendered from and the files it wrote, and
+    each input's stat digest with its input digest (`DataFiles.stat_digest`)."""
 
     builder: str = ""
     units: dict[str, str] = field(default_factory=dict)
     outputs: dict[str, list[str]] = field(default_factory=dict)
+    stats: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(
             {"version": STATE_VERSION, "builder": self.builder, "units": self.units,
-             "outputs": self.outputs},
+             "outputs": self.outputs, "stats": self.stats},
             sort_keys=True, separators=(",", ":"),
         )  # fmt: skip
+
+    def known_digests(self, stats: Mapping[str, str]) -> dict[str, str]:
+        """The input digests of the inputs whose stat digest is still the one recorded."""
+        return {unit: kept for unit, (stat, kept) in self.stats.items() if stats.get(unit) == stat}
 
 
 def build_site(
@@ -124,6 +146,8 @@ def _write_site(
     workers: int,
     data_repo: Path | None,
 ) -> BuildReport:
+    # Taken before any file is read: a file changed after its stat shows as changed.
+    stats = _stat_digests(files)
     site = parse_site(files)
     builder = builder_digest(config)
     names = [*(f"board:{slug}" for slug in site.boards), GLOBAL]
@@ -135,14 +159,14 @@ def _write_site(
         # taken where it is rendered, from the files read for its pages.
         dirty = names
     else:
-        digests = {unit: site.input_digest(unit) for unit in site.inputs}
+        digests = _input_digests(site, previous.known_digests(stats))
         wanted = _unit_digests(site, names, digests)
         dirty = [u for u in names if previous.units.get(u) != wanted[u]]
     gone = [u for u in previous.outputs if u not in names]
     # Until this build finishes, its dirty units count as never rendered: a build that
     # stops half-way is redone, not trusted.
     kept = {u: d for u, d in previous.units.items() if u in names and u not in dirty}
-    _save_state(out, _State(previous.builder, kept, previous.outputs))
+    _save_state(out, _State(previous.builder, kept, previous.outputs, previous.stats))
 
     writer = _Writer(out)
     outputs = {u: paths for u, paths in previous.outputs.items() if u in names}
@@ -154,15 +178,34 @@ def _write_site(
         for unit in [*dirty, *gone]
         for path in sorted(set(previous.outputs.get(unit, [])) - set(outputs.get(unit, [])))
     )
-    units = _unit_digests(site, names, digests)
-    _save_state(out, _State(builder, units, outputs))
+    inputs = _input_digests(site, digests)
+    units = _unit_digests(site, names, inputs)
+    known = {unit: [stat, inputs[unit]] for unit, stat in stats.items() if unit in inputs}
+    _save_state(out, _State(builder, units, outputs, known))
     return BuildReport(full, len(dirty), rendered.written, removed)
 
 
-def _unit_digests(site: SiteData, names: Sequence[str], known: Mapping[str, str]) -> dict[str, str]:
-    """Each unit's input digest (those not `known` taken now); the global unit's is over
-    every input's, as its pages show every board."""
-    inputs = {unit: known.get(unit) or site.input_digest(unit) for unit in site.inputs}
+def _stat_digests(files: DataFiles) -> dict[str, str]:
+    """Each input's stat digest, where its files are settled (see `SETTLED_NS`)."""
+    settled_before = time.time_ns() - SETTLED_NS
+    found = {}
+    for unit, paths in input_units(files).items():
+        stat = files.stat_digest(paths, settled_before)
+        if stat is not None:
+            found[unit] = stat
+    return found
+
+
+def _input_digests(site: SiteData, known: Mapping[str, str]) -> dict[str, str]:
+    """Every input's digest: `known`, or taken now from its files."""
+    return {unit: known.get(unit) or site.input_digest(unit) for unit in site.inputs}
+
+
+def _unit_digests(
+    site: SiteData, names: Sequence[str], inputs: Mapping[str, str]
+) -> dict[str, str]:
+    """Each unit's digest from every input's; the global unit's is over them all, as its
+    pages show every board."""
     units = {u: inputs.get(u) or site.input_digest(u) for u in names if u != GLOBAL}
     units[GLOBAL] = digest(f"{unit}={value}" for unit, value in sorted(inputs.items()))
     return units
@@ -286,15 +329,18 @@ class _Target:
 
 
 _EXCLUSIVE = os.O_WRONLY | os.O_CREAT | os.O_EXCL
+SPARE_SUFFIX = ".next"
+"""Added to a file's name for the name its successor is written under."""
 
 
 class _Writer:
     """Writes files under the output folder, creating each folder once.
 
-    A file that is not there yet is made where it goes. One that is (a rebuild's) is
-    replaced whole: its successor is made beside it and renamed over it. A reader of the
-    served site gets the old page or the new one, never a mix of them, and a hard link (a
-    run's JSON linked from the data repository) is never written through, so the data
+    Every file appears whole: it is made under a spare name beside where it goes and
+    renamed there, over the file it replaces if there is one (a hard link is whole from the
+    start, and made the same way over an older file). A reader of the served site gets no
+    page, the old page or the new one, never a page half written or a mix, and a hard link
+    (a run's JSON linked from the data repository) is never written through, so the data
     repository's file can never change from the site's side.
     """
 
@@ -316,12 +362,12 @@ class _Writer:
         # Plain strings and a set of made folders: this runs 25,000 times in a full build.
         target = self._target(path)
         data = text.encode() if isinstance(text, str) else text
+        spare = f"{target}{SPARE_SUFFIX}"
         try:
-            _put(target, data)
-        except FileExistsError:
-            spare = _spare(target)
             _put(spare, data)
-            Path(spare).replace(target)
+        except FileExistsError:
+            _put(_spare(target), data)
+        os.rename(spare, target)  # noqa: PTH104 - plain strings, 25,000 times a build
         self.written += 1
 
     def link(self, path: str, source: str) -> bool:
@@ -381,7 +427,7 @@ def _put(target: str, data: bytes) -> None:
 def _spare(target: str) -> str:
     """The name beside `target` its successor is made under, cleared of what a build that
     stopped half-way may have left there."""
-    spare = f"{target}.next"
+    spare = f"{target}{SPARE_SUFFIX}"
     Path(spare).unlink(missing_ok=True)
     return spare
 
@@ -394,7 +440,7 @@ def _read_state(out: Path) -> _State:
         return _State()
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
         return _State()
-    return _State(data["builder"], data["units"], data["outputs"])
+    return _State(data["builder"], data["units"], data["outputs"], data["stats"])
 
 
 def _save_state(out: Path, state: _State) -> None:

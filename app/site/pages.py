@@ -150,14 +150,18 @@ def _event_rows(events: Sequence[AuditEvent], links: dict[str, str]) -> Markup:
     Written here rather than in the template: a busy month has thousands of events, and
     the page is rendered again after every change.
     """
+    boards: dict[str, str] = {}  # a few hundred boards among thousands of events
     rows = []
     for e in events:
-        board = _linked(e.board, links.get(e.board))
+        board = boards.get(e.board)
+        if board is None:
+            board = boards[e.board] = _linked(e.board, links.get(e.board))
         run = _linked(e.run, links.get(f"{e.board}/{e.run}")) if e.run else ""
+        stamp = iso(e.time)
         rows.append(
-            f'<tr><td data-sort="{iso(e.time)}"><time datetime="{iso(e.time)}">{when(e.time)}'
+            f'<tr><td data-sort="{stamp}"><time datetime="{stamp}">{when(e.time)}'
             f"</time></td><td>{e.action.replace('_', ' ')}</td><td>{board}</td><td>{run}</td>"
-            f"<td>{e.reason or ''}</td><td>{escape(e.note or '')}</td></tr>"
+            f"<td>{e.reason or ''}</td><td>{escape(e.note) if e.note else ''}</td></tr>"
         )
     return Markup("\n".join(rows))  # noqa: S704 - every value from the data is escaped
 

@@ -7,11 +7,13 @@ The integrator mounts it in `app.main.create_app` (`mount_site(app, folder)`) an
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import anyio
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
-from starlette.responses import PlainTextResponse
+from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
 from app.site.build import BuildReport, build_site
@@ -22,7 +24,15 @@ SITE_PATH = "/site"
 
 
 class SiteFiles(StaticFiles):
-    """Static files that answer 404, not an error, while the folder is not built yet."""
+    """Static files that answer 404, not an error, while the folder is not built yet, and
+    send each file as it was when it was opened.
+
+    The service rebuilds the folder while serving it, replacing a page by renaming its
+    successor over it. A plain file response takes the length from one look at the name
+    and the bytes from a later one, and a rename between them sends a body that doesn't
+    match its `Content-Length` (the connection is cut). Here the length and the bytes come
+    from one open file: the old page or the new one, whole.
+    """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.directory is None or not Path(self.directory).is_dir():
@@ -31,6 +41,29 @@ class SiteFiles(StaticFiles):
             )
             return
         await super().__call__(scope, receive, send)
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        if isinstance(response, FileResponse):
+            return await anyio.to_thread.run_sync(_whole, response)
+        return response
+
+
+def _whole(response: FileResponse) -> Response:
+    """`response`'s file read through one open file, its headers from that file."""
+    try:
+        with Path(response.path).open("rb") as file:
+            stat_result = os.fstat(file.fileno())
+            body = file.read()
+    except FileNotFoundError:
+        # Removed since it was found (a deleted run's page): as if it had never been.
+        return PlainTextResponse("not found", status_code=404)
+    whole = Response(body, status_code=response.status_code, media_type=response.media_type)
+    # The date and etag a file response gives that file (made from the status alone).
+    stat_headers = FileResponse(response.path, stat_result=stat_result).headers
+    for name in ("last-modified", "etag"):
+        whole.headers[name] = stat_headers[name]
+    return whole
 
 
 def site_files(folder: Path) -> StaticFiles:

@@ -90,6 +90,24 @@ class DataFiles(Mapping[str, str]):
                 raise HbenchError("site-data-invalid", message, path=path) from None
         return text
 
+    def stat_digest(self, paths: Iterable[str], settled_before_ns: int) -> str | None:
+        """The files' names, sizes, modification times and inode numbers as one digest,
+        without reading them: while it stays the same, so do the files, as git's index
+        trusts (with `core.trustctime` off: linking a run's file into the site changes its
+        change time). None if one was modified at or after `settled_before_ns` (a change
+        within the file system's clock tick of it could keep the same time), or is gone.
+        """
+        parts = []
+        for path in paths:
+            try:
+                st = os.stat(f"{self.root}/{path}")  # noqa: PTH116 - 10,000 files, each a Path less
+            except OSError:
+                return None
+            if st.st_mtime_ns >= settled_before_ns:
+                return None
+            parts.append(f"{path} {st.st_size} {st.st_mtime_ns} {st.st_ino}")
+        return digest(parts)
+
     def __contains__(self, path: object) -> bool:
         return path in self._known
 

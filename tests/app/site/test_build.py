@@ -19,7 +19,7 @@ from app.site.build import STATE_FILE, build_site
 from app.site.config import SiteConfig
 from app.site.format import NONE
 from app.site.serve import rebuild
-from app.site.source import read_data_repo
+from app.site.source import DataFiles, read_data_repo
 from hbench.errors import HbenchError
 from registry.datarepo import layout
 from registry.datarepo.state import Change, RepoState, publish_run, withdraw_run
@@ -371,6 +371,67 @@ def test_a_build_that_stops_half_way_is_redone(
     assert (out / f"boards/{DEMO}/runs/demo-8.html").is_file()
 
 
+def _run_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The run files the builds read from now on, in order."""
+    read: list[str] = []
+    real_raw = DataFiles.raw
+
+    def counted(self: DataFiles, path: str) -> bytes:
+        if "/runs/" in path:
+            read.append(path)
+        return real_raw(self, path)
+
+    monkeypatch.setattr(DataFiles, "raw", counted)
+    return read
+
+
+def test_a_rebuild_reads_only_the_boards_whose_files_changed(
+    data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(site_build, "SETTLED_NS", 0)  # trust every stat at once
+    repo, out = copy_repo(data_repo, tmp_path), tmp_path / "site"
+    build_site(repo, out)
+    run = make_run("demo-9", DEMO, entry("lisa", "oracle"), {t: [1.0] for t in DEMO_TASKS},
+                   T0.replace(month=10, day=22))  # fmt: skip
+    apply(repo, publish_run, run, Change("c-9", run.published_at))
+    read = _run_reads(monkeypatch)
+    assert build_site(repo, out).units_rendered == 2
+    assert read and {path.rpartition("/")[0] for path in read} == {layout.runs_dir(DEMO)}
+    read.clear()
+    assert build_site(repo, out).units_rendered == 0
+    assert read == []
+    # A record changed in place, its size the same: its modification time tells.
+    record = repo / layout.run_file(DEMO, "demo-1")
+    with record.open("r+b") as rewritten:
+        text = rewritten.read()
+        rewritten.seek(0)
+        rewritten.write(text.replace(b'"harborVersion": "0.25.0"', b'"harborVersion": "0.25.1"'))
+    read.clear()
+    assert build_site(repo, out).units_rendered == 2
+    assert {path.rpartition("/")[0] for path in read} == {layout.runs_dir(DEMO)}
+    assert "0.25.1" in (out / f"boards/{DEMO}/runs/demo-1.html").read_text()
+
+
+def test_files_changed_lately_are_read_again_whatever_their_stat(
+    data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, out = copy_repo(data_repo, tmp_path), tmp_path / "site"
+    for record in run_files(repo):
+        record.touch()
+    build_site(repo, out)
+    read = _run_reads(monkeypatch)
+    assert build_site(repo, out).units_rendered == 0
+    # Written a moment ago: a change within the clock's tick could keep size and time.
+    assert sorted(read) == sorted(str(p.relative_to(repo)) for p in run_files(repo))
+    path = layout.run_file(DEMO, "demo-1")
+    changed = (repo / path).stat().st_mtime_ns
+    files = DataFiles(repo, [path])
+    assert files.stat_digest([path], settled_before_ns=changed) is None
+    settled = files.stat_digest([path], settled_before_ns=changed + 1)
+    assert settled is not None and settled == files.stat_digest([path], changed + 1)
+    assert files.stat_digest([f"{path}.gone"], changed + 1) is None
+
+
 def test_the_parallel_build_writes_the_same_site(
     data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -418,6 +479,27 @@ def test_a_rebuild_replaces_each_file_whole(data_repo: Path, tmp_path: Path) -> 
     assert not home.is_symlink() and home.read_text().startswith("<!DOCTYPE html>")
     assert elsewhere.read_text() == "not the site's"
     assert not list(out.rglob("*.next"))  # no successor left beside its file
+
+
+def test_a_new_page_appears_whole(
+    data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "index.html.next").write_text("left by a build that stopped half-way")
+    written: list[str] = []
+    real_put = site_build._put
+
+    def put(target: str, data: bytes) -> None:
+        written.append(target)
+        real_put(target, data)
+
+    monkeypatch.setattr(site_build, "_put", put)
+    build_site(data_repo, out)
+    # Written under the spare name and renamed: the page's own name shows no half page.
+    assert written and all(target.endswith(site_build.SPARE_SUFFIX) for target in written)
+    assert (out / "index.html").read_text().startswith("<!DOCTYPE html>")
+    assert not list(out.rglob("*.next"))
 
 
 def test_a_folder_that_is_not_a_data_repository_is_refused(tmp_path: Path) -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.site.serve import mount_site, rebuild
+from app.site.serve import SiteFiles, mount_site, rebuild
 
 
 def test_the_mounted_site_serves_pages_and_their_json(data_repo: Path, tmp_path: Path) -> None:
@@ -27,3 +28,43 @@ def test_the_mounted_site_serves_pages_and_their_json(data_repo: Path, tmp_path:
     )
     assert client.get("/site/registry/index.json").json()["version"] == 1
     assert rebuild(data_repo, folder).units_rendered == 0
+
+
+class _RebuiltWhileServing(SiteFiles):
+    """Replaces the page the way a rebuild does (its successor renamed over it) just after
+    the page was looked up, before it is read: the moment a served page can change."""
+
+    def lookup_path(self, path: str) -> tuple[str, os.stat_result | None]:
+        found, stat_result = super().lookup_path(path)
+        if found.endswith("page.html"):
+            successor = Path(f"{found}.next")
+            successor.write_text("<p>the new page, longer than the old one</p>")
+            successor.replace(found)
+        return found, stat_result
+
+
+def test_a_page_replaced_while_it_is_served_is_sent_whole(tmp_path: Path) -> None:
+    (tmp_path / "page.html").write_text("<p>old</p>")
+    service = FastAPI()
+    service.mount("/site", _RebuiltWhileServing(directory=tmp_path, html=True))
+    response = TestClient(service).get("/site/page.html")
+    assert response.status_code == 200
+    assert response.text == "<p>the new page, longer than the old one</p>"
+    assert response.headers["content-length"] == str(len(response.content))
+    assert response.headers["content-type"].startswith("text/html")
+
+
+def test_served_pages_keep_their_validators(data_repo: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "site"
+    service = FastAPI()
+    mount_site(service, folder)
+    rebuild(data_repo, folder)
+    client = TestClient(service)
+    home = client.get("/site/")
+    assert home.headers["last-modified"] and home.headers["etag"]
+    again = client.get("/site/", headers={"if-none-match": home.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
+    head = client.head("/site/boards/hbench-demo/")
+    assert head.status_code == 200 and head.content == b""
+    assert int(head.headers["content-length"]) > 0
+    assert client.get("/site/boards/no-such-board/").status_code == 404
