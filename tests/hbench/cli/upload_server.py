@@ -1,8 +1,9 @@
 """A small upload endpoint on loopback that records what the client sent.
 
-It stands in for the service until the service exists: it reads the streamed
-body, checks it is gzip, and answers with the service's error envelope or a
-canned acceptance.
+The client's own tests use it to see exactly what went over the wire (headers,
+the streamed body, retries) and to answer with whatever envelope a case needs: it
+reads the body, checks it is gzip, and answers with the service's error envelope or
+a canned acceptance. The tests against the real service are in `tests/app/`.
 """
 
 from __future__ import annotations
