@@ -403,12 +403,14 @@ class _Writer:
         return target
 
     def remove(self, paths: Iterable[str]) -> int:
+        """Remove the files, and any successor a build that stopped left beside one."""
         removed = 0
         for path in paths:
             target = Path(self.out) / path
             if target.is_file():
                 target.unlink()
                 removed += 1
+            Path(f"{target}{SPARE_SUFFIX}").unlink(missing_ok=True)
         return removed
 
 
