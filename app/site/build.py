@@ -146,9 +146,10 @@ def _write_site(
     workers: int,
     data_repo: Path | None,
 ) -> BuildReport:
+    paths = input_units(files)
     # Taken before any file is read: a file changed after its stat shows as changed.
-    stats = _stat_digests(files)
-    site = parse_site(files)
+    stats = _stat_digests(files, paths)
+    site = parse_site(files, paths)
     builder = builder_digest(config)
     names = [*(f"board:{slug}" for slug in site.boards), GLOBAL]
     previous = _read_state(out)
@@ -180,16 +181,16 @@ def _write_site(
     )
     inputs = _input_digests(site, digests)
     units = _unit_digests(site, names, inputs)
-    known = {unit: [stat, inputs[unit]] for unit, stat in stats.items() if unit in inputs}
+    known = {unit: [stat, inputs[unit]] for unit, stat in stats.items()}
     _save_state(out, _State(builder, units, outputs, known))
     return BuildReport(full, len(dirty), rendered.written, removed)
 
 
-def _stat_digests(files: DataFiles) -> dict[str, str]:
+def _stat_digests(files: DataFiles, inputs: Mapping[str, list[str]]) -> dict[str, str]:
     """Each input's stat digest, where its files are settled (see `SETTLED_NS`)."""
     settled_before = time.time_ns() - SETTLED_NS
     found = {}
-    for unit, paths in input_units(files).items():
+    for unit, paths in inputs.items():
         stat = files.stat_digest(paths, settled_before)
         if stat is not None:
             found[unit] = stat

@@ -153,9 +153,9 @@ class SiteData:
         return sorted(runs, key=lambda r: (r.published_at, r.id))
 
 
-def parse_site(files: DataFiles) -> SiteData:
+def parse_site(files: DataFiles, inputs: dict[str, list[str]]) -> SiteData:
     """The registry, every board and the audit log; run files stay unread until a board's
-    pages ask for its runs."""
+    pages ask for its runs. `inputs` are the files' units (`input_units(files)`)."""
     registry = registry_of(RepoState({p: files[p] for p in files if p.startswith(_REGISTRY)}))
     run_paths: dict[str, list[str]] = {}
     opened: set[str] = set()
@@ -172,7 +172,7 @@ def parse_site(files: DataFiles) -> SiteData:
         slug: _board(files, registry, slug, tuple(sorted(run_paths.get(slug, []))))
         for slug in slugs
     }
-    return SiteData(registry, boards, tuple(_audit(files)), files, input_units(files))
+    return SiteData(registry, boards, tuple(_audit(files)), files, inputs)
 
 
 def parse[RecordT: BaseModel](model: type[RecordT], path: str, text: str) -> RecordT:
