@@ -3,7 +3,7 @@
 The sandbox builds its own root: the host's `/usr` and `/etc` read-only, a
 fresh `/proc`, `/dev` and `/tmp`, and read-write binds of the trial's sandbox
 folder onto the container paths (`/app`, `/logs`, `/tests`, `/solution`,
-`/root`). Nothing is written outside that folder and the job folder. See
+`/root`), and no network at all. Nothing is written outside that folder and the job folder. See
 `../shared/reference/harbor.md`, section 6, for why this works.
 
 The task's `environment/Dockerfile` is not built: the sandbox offers the host's
@@ -107,9 +107,9 @@ class BubblewrapEnvironment(BaseEnvironment):
 
     def bwrap_argv(self, command: str, cwd: str | None) -> list[str]:
         """The full bubblewrap command line for one shell command."""
-        argv = [self._bwrap, "--die-with-parent", "--new-session", "--unshare-pid"]
-        if self._network_disabled:
-            argv.append("--unshare-net")
+        # No network, whatever the task asks for: the sandbox runs the demo and the
+        # service's regrades of uploaded outputs, and neither needs to reach anything.
+        argv = [self._bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net"]
         for host_dir in HOST_READ_ONLY:
             if Path(host_dir).is_dir():
                 argv += ["--ro-bind", host_dir, host_dir]
