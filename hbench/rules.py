@@ -30,6 +30,8 @@ RULE_CODES: frozenset[str] = frozenset(
         "job-file-unreadable",
         "hbench-version-too-old",
         "job-unsafe-file",
+        "manifest-spec-mismatch",
+        "resume-seal-broken",
         # Packing and uploading from the client.
         "pack-unsafe-file",
         "pack-too-large",
@@ -40,6 +42,7 @@ RULE_CODES: frozenset[str] = frozenset(
         # Running Harbor from a spec.
         "spec-invalid",
         "spec-flag-refused",
+        "spec-folder-taken",
         "harbor-missing",
         "harbor-failed",
         "sandbox-unavailable",

@@ -2,7 +2,10 @@
 
 hbench never edits the spec: it hands the file to `harbor run --config` and adds
 only the two flags the service allows to differ (`--jobs-dir`, `--max-retries`).
-Sealing the finished folder is the caller's next step.
+A spec that names its job also goes into the job's folder before Harbor starts
+(`hbench.jobs.spec_record`), so a run stopped before it was sealed still names it.
+Checking an existing job's seal first (`hbench.jobs.reseal`) and sealing the
+finished folder are the caller's steps.
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hbench.digest import spec_digest
 from hbench.errors import HbenchError
+from hbench.jobs.spec_record import SPEC_NAME, read_recorded_spec, record_spec, recorded_spec_digest
 
 DEFAULT_JOBS_DIR = "jobs"
 
@@ -27,6 +32,8 @@ class Spec:
 
     path: Path
     data: dict[str, Any]
+    raw: bytes
+    """The file's bytes, as the job folder records them."""
 
     @property
     def job_name(self) -> str | None:
@@ -39,18 +46,23 @@ class Spec:
         configured = self.data.get("jobs_dir")
         return Path(configured) if isinstance(configured, str) else Path(DEFAULT_JOBS_DIR)
 
+    def job_dir(self, override: Path | None) -> Path | None:
+        """The folder Harbor writes the job to, when the spec names the job."""
+        return None if self.job_name is None else self.jobs_dir(override) / self.job_name
+
 
 def load_spec(path: Path) -> Spec:
     """Read a spec file; it must be a JSON object."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        data = json.loads(raw.decode("utf-8"))
     except FileNotFoundError:
         raise HbenchError("spec-invalid", f"no spec file at {path}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise HbenchError("spec-invalid", f"{path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise HbenchError("spec-invalid", f"{path} holds JSON, but not an object of job settings")
-    return Spec(path=path, data=data)
+    return Spec(path=path, data=data, raw=raw)
 
 
 def harbor_binary() -> str:
@@ -73,9 +85,16 @@ def harbor_env() -> dict[str, str]:
 
 
 def run_spec(spec: Spec, *, jobs_dir: Path | None = None, max_retries: int | None = None) -> Path:
-    """Run Harbor on the spec as it is; return the job's folder."""
+    """Run Harbor on the spec as it is; return the job's folder.
+
+    A named job's folder gets the spec first (`hbench-spec.json`), unless Harbor already
+    started that job, which then resumes: it must have been started from this spec.
+    """
     root = spec.jobs_dir(jobs_dir)
     before = _job_folders(root)
+    planned = spec.job_dir(jobs_dir)
+    if planned is not None:
+        _record(spec, planned)
     argv = [harbor_binary(), "run", "--config", str(spec.path), "--yes"]
     if jobs_dir is not None:
         argv += ["--jobs-dir", str(jobs_dir)]
@@ -98,6 +117,25 @@ def resume_job(job_dir: Path) -> None:
             "job-not-harbor", f"{job_dir} has no config.json, so Harbor can't resume it"
         )
     _run([harbor_binary(), "job", "resume", "--job-path", str(job_dir)])
+
+
+def _record(spec: Spec, job_dir: Path) -> None:
+    if not (job_dir / "config.json").is_file():
+        record_spec(job_dir, spec.raw)
+        return
+    recorded = read_recorded_spec(job_dir)
+    if recorded is None:
+        return  # a job hbench did not start, or an older hbench: it names no spec to keep
+    ours, theirs = spec_digest(spec.data), recorded_spec_digest(recorded)
+    if theirs != ours:
+        was = f"spec {theirs[:12]}…" if theirs else f"a {SPEC_NAME} that is no spec"
+        raise HbenchError(
+            "spec-folder-taken",
+            f"{job_dir} already holds a job started from {was}, and this spec is "
+            f"{ours[:12]}…; Harbor would resume that job. Run this spec with another "
+            "--jobs-dir, or move the old job folder away",
+            path=str(job_dir),
+        )
 
 
 def _job_folders(root: Path) -> set[str]:

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from hbench.cli.output import (
     byte_progress,
+    check_resumable_with_progress,
     console,
     errors,
     folder_size,
@@ -22,6 +23,7 @@ from hbench.cli.output import (
 from hbench.errors import HbenchError, Problem
 from hbench.jobs.manifest import verify as verify_manifest
 from hbench.jobs.pack import pack_to_path
+from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.reader import Job, completeness_problems, read_job
 from hbench.limits import UPLOAD_MAX_BYTES
 from hbench.runner import resume_job
@@ -40,8 +42,15 @@ MIB = 1024 * 1024
 
 @app.command()
 def resume(job_path: JobPath) -> None:
-    """Continue a stopped job with Harbor, then seal it again."""
+    """Continue a stopped job with Harbor, then seal it again.
+
+    A job sealed before must still match its manifest, apart from what Harbor's resume
+    rewrites (config.json, lock.json, result.json, more lines in job.log) and trial
+    folders it deletes or adds; otherwise nothing runs (resume-seal-broken). A job
+    stopped before it was sealed is sealed with the spec hbench run recorded in it.
+    """
     with handled():
+        check_resumable_with_progress(job_path)
         resume_job(job_path)
         manifest = seal_with_progress(job_path)
     console.print(f"[green]✓[/green] resumed and sealed {job_path} ({len(manifest.files)} files)")
@@ -55,7 +64,7 @@ def job_problems(job_dir: Path) -> tuple[Job | None, list[Problem]]:
         job = read_job(job_dir)
     except HbenchError as error:
         return None, [*problems, *error.problems]
-    return job, [*problems, *completeness_problems(job)]
+    return job, [*problems, *completeness_problems(job), *consistency_problems(job)]
 
 
 @app.command()

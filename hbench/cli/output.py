@@ -20,6 +20,7 @@ from rich.progress import (
 
 from hbench.errors import HbenchError, Problem
 from hbench.jobs.manifest import Manifest, seal
+from hbench.jobs.reseal import check_resumable
 from hbench.rules import docs_link
 
 console = Console(highlight=False)
@@ -74,3 +75,9 @@ def seal_with_progress(job_dir: Path, *, spec_digest: str | None = None) -> Mani
     """Seal a job folder with a progress bar over the bytes hashed."""
     with byte_progress("sealing", folder_size(job_dir)) as advance:
         return seal(job_dir, spec_digest=spec_digest, progress=advance)
+
+
+def check_resumable_with_progress(job_dir: Path) -> None:
+    """Refuse (`resume-seal-broken`) a sealed job changed since; a bar shows the bytes hashed."""
+    with byte_progress("checking the seal", folder_size(job_dir)) as advance:
+        check_resumable(job_dir, progress=advance)

@@ -7,7 +7,13 @@ from typing import Annotated
 
 import typer
 
-from hbench.cli.output import console, errors, handled, seal_with_progress
+from hbench.cli.output import (
+    check_resumable_with_progress,
+    console,
+    errors,
+    handled,
+    seal_with_progress,
+)
 from hbench.digest import spec_digest
 from hbench.errors import HbenchError
 from hbench.runner import load_spec, run_spec
@@ -37,7 +43,10 @@ def run(
     """Run a benchmark from its spec with Harbor, then seal the job folder.
 
     Only --jobs-dir and --max-retries may be added: any other setting would change
-    the spec, and the service would refuse the upload (local-spec-mismatch).
+    the spec, and the service would refuse the upload (local-spec-mismatch). The spec
+    is kept in the job folder as hbench-spec.json, so a run stopped before it was
+    sealed is sealed with it by hbench jobs resume. When the job's folder exists,
+    Harbor resumes that job: as for hbench jobs resume, its seal must still hold.
     """
     with handled():
         if ctx.args:
@@ -47,6 +56,9 @@ def run(
                 f"{' '.join(ctx.args)} would change the spec the job must match",
             )
         spec = load_spec(config)
+        planned = spec.job_dir(jobs_dir)
+        if planned is not None and planned.is_dir():
+            check_resumable_with_progress(planned)
         job_dir = run_spec(spec, jobs_dir=jobs_dir, max_retries=max_retries)
         manifest = seal_with_progress(job_dir, spec_digest=spec_digest(spec.data))
     console.print(f"[green]✓[/green] sealed {job_dir} ({len(manifest.files)} files)")

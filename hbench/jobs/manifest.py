@@ -4,6 +4,9 @@ hbench writes it ("seals" the job) after every run and resume. Verifying hashes
 every file again and reports each missing, extra and changed one, not only the
 first. `compare` is the pure core of verifying, so the service can check an
 archive whose files it hashes while streaming it, without a folder on disk.
+
+The manifest's `spec_digest` must agree with the spec `hbench run` recorded in the
+job folder, if any (`hbench.jobs.spec_record`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,11 @@ from hbench import __version__
 from hbench.atomic import atomic_writer
 from hbench.digest import canonical_digest, sha256_files
 from hbench.errors import HbenchError, Problem
+from hbench.jobs.spec_record import (
+    read_recorded_spec,
+    recorded_spec_digest,
+    recorded_spec_problems,
+)
 from hbench.jobs.tree import scan
 from hbench.limits import MANIFEST_MAX_BYTES
 
@@ -153,29 +161,37 @@ def seal(
 ) -> Manifest:
     """Hash every file of a Harbor job folder and write its `manifest.json` atomically.
 
-    `spec_digest` is the issued spec's digest (`hbench.digest.spec_digest`). Resealing
-    after a resume without one keeps the previous manifest's, so an issued run stays
-    tied to its spec. Refuses (`job-unsafe-file`) folders holding links or special files.
+    `spec_digest` is the issued spec's digest (`hbench.digest.spec_digest`). Without one,
+    the seal takes the previous manifest's (a reseal after a resume), else the digest of
+    the spec `hbench run` recorded in the folder (a run stopped before it was sealed), so
+    an issued run stays tied to its spec. Refuses (`job-unsafe-file`) folders holding
+    links or special files, and (`manifest-spec-mismatch`) a digest other than the
+    recorded spec's.
     """
     _require_folder(job_dir)
     harbor_version, job_id = job_identity(job_dir)
     tree = scan(job_dir)
-    unsafe = [_unsafe(u.path, u.what) for u in tree.unsafe]
+    unsafe = [unsafe_problem(u.path, u.what) for u in tree.unsafe]
     unsafe += [
-        _unsafe(e.path, "is a folder")
+        unsafe_problem(e.path, "is a folder")
         for e in tree.entries
         if e.path == MANIFEST_NAME and e.kind == "dir"
     ]
     if unsafe:
         raise HbenchError.from_problems(unsafe)
+    recorded = read_recorded_spec(job_dir)
+    digest = spec_digest or _previous_spec_digest(job_dir, job_id) or _recorded_digest(recorded)
+    mismatch = recorded_spec_problems(digest, recorded)
+    if mismatch:
+        raise HbenchError.from_problems(mismatch)
     files = sorted((e.path, e.size) for e in tree.files if e.path != MANIFEST_NAME)
-    observed = _hash_all(job_dir, files, progress)
+    observed = hash_files(job_dir, files, progress)
     manifest = Manifest(
         format=FORMAT,
         hbench_version=__version__,
         harbor_version=harbor_version,
         job_id=job_id,
-        spec_digest=spec_digest or _previous_spec_digest(job_dir, job_id),
+        spec_digest=digest,
         files=[ManifestFile(path=p, size=s, sha256=h) for p, (s, h) in sorted(observed.items())],
     )
     with atomic_writer(job_dir / MANIFEST_NAME) as stream:
@@ -183,7 +199,7 @@ def seal(
     return manifest
 
 
-def _hash_all(
+def hash_files(
     job_dir: Path, files: list[tuple[str, int]], progress: Progress | None
 ) -> dict[str, tuple[int, str]]:
     """Every file's (size, sha256); a file that can't be read is an error with its code."""
@@ -218,12 +234,13 @@ def verify(
         return list(error.problems)
     tree = scan(job_dir)
     files = [(e.path, e.size) for e in tree.files if e.path != MANIFEST_NAME]
-    observed = _hash_all(job_dir, files, progress)
+    observed = hash_files(job_dir, files, progress)
     return [
-        *(_unsafe(u.path, u.what) for u in tree.unsafe),
+        *(unsafe_problem(u.path, u.what) for u in tree.unsafe),
         *compare(manifest, observed),
         *check_hbench_version(manifest, min_hbench_version),
-        *_identity_problems(job_dir, manifest),
+        *folder_identity_problems(job_dir, manifest),
+        *_recorded_spec_problems(job_dir, manifest),
     ]
 
 
@@ -325,7 +342,8 @@ def _read_json(job_dir: Path, name: str, missing_code: str) -> dict[str, Any]:
     return data
 
 
-def _identity_problems(job_dir: Path, manifest: Manifest) -> list[Problem]:
+def folder_identity_problems(job_dir: Path, manifest: Manifest) -> list[Problem]:
+    """`identity_problems` against the folder's own `lock.json` and `result.json`."""
     # An unreadable lock.json or result.json is already a changed or missing file, or
     # the job reader's to report; only a readable one can contradict the manifest.
     try:
@@ -333,6 +351,14 @@ def _identity_problems(job_dir: Path, manifest: Manifest) -> list[Problem]:
     except HbenchError:
         return []
     return identity_problems(manifest, harbor_version, job_id)
+
+
+def _recorded_spec_problems(job_dir: Path, manifest: Manifest) -> list[Problem]:
+    return recorded_spec_problems(manifest.spec_digest, read_recorded_spec(job_dir))
+
+
+def _recorded_digest(recorded: bytes | None) -> str | None:
+    return None if recorded is None else recorded_spec_digest(recorded)
 
 
 def _previous_spec_digest(job_dir: Path, job_id: str) -> str | None:
@@ -352,7 +378,8 @@ def _not_found(job_dir: Path) -> Problem:
     return Problem("job-not-found", f"{job_dir} is not a folder")
 
 
-def _unsafe(path: str, what: str) -> Problem:
+def unsafe_problem(path: str, what: str) -> Problem:
+    """`job-unsafe-file` for something in a job folder that is not a folder or regular file."""
     return Problem(
         "job-unsafe-file",
         f"{path} {what}; a job folder may hold only folders and regular files",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,21 @@ from hbench.digest import spec_digest
 from tests.hbench.cli.helpers import hbench, write_spec
 
 pytestmark = pytest.mark.harbor
+
+
+@pytest.fixture(scope="module")
+def sealed_run(tmp_path_factory: pytest.TempPathFactory, demo_registry: Path) -> Path:
+    """A folder holding spec.json and the job `hbench run` ran and sealed from it, in
+    jobs/resumed; tests copy the whole folder before changing it."""
+    folder = tmp_path_factory.mktemp("sealed-run")
+    spec_path = write_spec(folder, demo_spec(demo_registry, "resumed"))
+    ran = hbench("run", "-c", str(spec_path), cwd=folder)
+    assert ran.returncode == 0, ran.stderr
+    return folder
+
+
+def files_of(job: Path) -> dict[str, bytes]:
+    return {p.relative_to(job).as_posix(): p.read_bytes() for p in job.rglob("*") if p.is_file()}
 
 
 def test_run_seals_a_job_that_verifies(tmp_path: Path, demo_registry: Path) -> None:
@@ -79,21 +95,25 @@ def test_run_refuses_a_spec_that_is_not_a_job_config(tmp_path: Path, content: st
     assert "Traceback" not in ran.stderr
 
 
-def test_resume_finishes_a_stopped_job_and_seals_it_again(
-    tmp_path: Path, demo_registry: Path
+def test_resume_finishes_a_job_stopped_before_it_was_sealed_and_seals_it_with_its_spec(
+    tmp_path: Path, sealed_run: Path
 ) -> None:
-    spec = demo_spec(demo_registry, "resumed")
-    spec_path = write_spec(tmp_path, spec)
-    assert hbench("run", "-c", str(spec_path), cwd=tmp_path).returncode == 0
+    shutil.copytree(sealed_run, tmp_path, dirs_exist_ok=True)
     job = tmp_path / "jobs" / "resumed"
-    # Stop it the way a crash would: one trial loses its result.
+    spec = json.loads((tmp_path / "spec.json").read_text())
+    assert (job / "hbench-spec.json").read_bytes() == (tmp_path / "spec.json").read_bytes()
+    # Stop it the way a crash would, before hbench sealed it: no manifest, one trial
+    # without its result, and no finished_at.
+    (job / "manifest.json").unlink()
     trial = next(p for p in job.iterdir() if p.name.startswith("hello-file__"))
     (trial / "result.json").unlink()
+    result = json.loads((job / "result.json").read_text())
+    (job / "result.json").write_text(json.dumps({**result, "finished_at": None}, indent=4))
 
     broken = hbench("jobs", "verify", "-p", str(job), cwd=tmp_path)
     assert broken.returncode == 1
-    assert "(manifest-file-missing)" in broken.stderr
-    assert "(trial-result-missing)" in broken.stderr or "(job-incomplete)" in broken.stderr
+    assert "(manifest-missing)" in broken.stderr
+    assert "(job-unfinished)" in broken.stderr
 
     resumed = hbench("jobs", "resume", "-p", str(job), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
@@ -101,9 +121,60 @@ def test_resume_finishes_a_stopped_job_and_seals_it_again(
     checked = hbench("jobs", "verify", "-p", str(job), cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
     manifest = json.loads((job / "manifest.json").read_text())
+    # No --config and no previous manifest: the digest is the recorded spec's.
     assert manifest["spec_digest"] == spec_digest(spec)
+    assert "hbench-spec.json" in {entry["path"] for entry in manifest["files"]}
     trials = {p.name.split("__")[0] for p in job.iterdir() if p.is_dir()}
     assert trials == set(task_names())
+    assert not trial.exists()
+
+
+def test_resume_and_run_refuse_a_sealed_job_changed_since_and_start_nothing(
+    tmp_path: Path, sealed_run: Path
+) -> None:
+    shutil.copytree(sealed_run, tmp_path, dirs_exist_ok=True)
+    job = tmp_path / "jobs" / "resumed"
+    # The forgery: a failed trial's reward set to 1, in its reward file and its result.
+    failed = next(job.glob("prime-factor__*"))
+    (failed / "verifier" / "reward.txt").write_text("1")
+    result = json.loads((failed / "result.json").read_text())
+    result["verifier_result"]["rewards"]["reward"] = 1.0
+    (failed / "result.json").write_text(json.dumps(result, indent=4))
+    before = files_of(job)
+
+    for command in (["jobs", "resume", "-p", str(job)], ["run", "-c", "spec.json"]):
+        refused = hbench(*command, cwd=tmp_path)
+
+        assert refused.returncode == 1, refused.stdout
+        said = " ".join(refused.stderr.split())  # as printed, without the console's wrapping
+        assert "Harbor was not started" in said
+        for changed in ("verifier/reward.txt", "result.json"):
+            assert f"{failed.name}/{changed} changed since the job was sealed" in said
+        assert said.count("(resume-seal-broken)") == 3
+        assert "Run the benchmark again, or upload the job as it was sealed" in said
+        assert files_of(job) == before  # Harbor rewrites result.json whenever it starts
+
+    checked = hbench("jobs", "verify", "-p", str(job), cwd=tmp_path)
+    assert checked.returncode == 1
+    assert checked.stderr.count("(manifest-file-changed)") == 2
+
+
+def test_run_refuses_a_job_folder_started_from_another_spec(
+    tmp_path: Path, sealed_run: Path
+) -> None:
+    shutil.copytree(sealed_run, tmp_path, dirs_exist_ok=True)
+    job = tmp_path / "jobs" / "resumed"
+    spec = json.loads((tmp_path / "spec.json").read_text())
+    other = write_spec(tmp_path / "jobs", {**spec, "n_attempts": 2})
+    before = files_of(job)
+
+    refused = hbench("run", "-c", str(other), cwd=tmp_path)
+
+    assert refused.returncode == 1
+    said = " ".join(refused.stderr.split())
+    assert "(spec-folder-taken)" in said
+    assert f"started from spec {spec_digest(spec)[:12]}…" in said
+    assert files_of(job) == before
 
 
 def test_resume_refuses_a_folder_that_is_not_a_job(tmp_path: Path) -> None:

@@ -24,14 +24,15 @@ from hbench.jobs.manifest import (
     MIN_HBENCH_VERSION,
     Manifest,
     ManifestFile,
-    _hash_all,
     check_hbench_version,
     compare,
+    hash_files,
     load_manifest,
     parse_manifest,
     seal,
     verify,
 )
+from hbench.jobs.spec_record import SPEC_NAME
 from hbench.limits import MANIFEST_MAX_BYTES
 from tests.conftest import HarborJobFactory, run_harbor
 
@@ -301,6 +302,74 @@ def test_resealing_keeps_the_spec_digest_unless_given_another(
 
 
 @harbor
+def test_without_a_digest_or_a_previous_one_the_seal_takes_the_recorded_specs(
+    demo_job: Path, copy_job: Callable[[Path], Path]
+) -> None:
+    job = copy_job(demo_job)
+    issued = spec_digest(SPEC)
+    # `hbench run` records the spec file's bytes, whatever their layout.
+    (job / SPEC_NAME).write_text(json.dumps(SPEC, indent=3))
+    assert seal(job).spec_digest == issued
+    assert verify(job) == []
+    assert seal(job, spec_digest=issued).spec_digest == issued
+    # A previous manifest naming no spec gives way to the recorded one.
+    rewrite_manifest(job, spec_digest=None)
+    assert seal(job).spec_digest == issued
+
+
+@harbor
+def test_seal_refuses_a_digest_other_than_the_recorded_specs(
+    demo_job: Path, copy_job: Callable[[Path], Path]
+) -> None:
+    job = copy_job(demo_job)
+    (job / SPEC_NAME).write_text(json.dumps(SPEC))
+    other = spec_digest({**SPEC, "n_attempts": 3})
+
+    with pytest.raises(HbenchError) as given:
+        seal(job, spec_digest=other)
+    assert not (job / MANIFEST_NAME).exists()
+    assert seal(job).spec_digest == spec_digest(SPEC)
+    rewrite_manifest(job, spec_digest=other)  # a previous manifest naming another spec
+    with pytest.raises(HbenchError) as kept:
+        seal(job)
+
+    for refused in (given, kept):
+        assert refused.value.code == "manifest-spec-mismatch"
+        assert f"holds spec {spec_digest(SPEC)[:12]}…" in refused.value.problems[0].message
+
+
+@harbor
+@pytest.mark.parametrize(
+    ("recorded", "manifest_digest", "says"),
+    [
+        (json.dumps({**SPEC, "n_attempts": 3}), spec_digest(SPEC), "holds spec"),
+        (json.dumps(SPEC), None, "names no spec"),
+        ("not json", spec_digest(SPEC), "is not a JSON object"),
+        ("[1]", spec_digest(SPEC), "is not a JSON object"),
+    ],
+)
+def test_verify_refuses_a_recorded_spec_the_manifest_does_not_name(
+    demo_job: Path,
+    copy_job: Callable[[Path], Path],
+    recorded: str,
+    manifest_digest: str | None,
+    says: str,
+) -> None:
+    job = copy_job(demo_job)
+    seal(job, spec_digest=spec_digest(SPEC))
+    (job / SPEC_NAME).write_text(recorded)
+    rewrite_manifest(job, spec_digest=manifest_digest)
+
+    problems = verify(job)
+
+    assert codes_and_paths(problems) == [
+        ("manifest-file-extra", SPEC_NAME),
+        ("manifest-spec-mismatch", SPEC_NAME),
+    ]
+    assert says in problems[1].message
+
+
+@harbor
 def test_a_resumed_job_fails_until_sealed_again_then_keeps_its_spec_digest(
     demo_job: Path, copy_job: Callable[[Path], Path]
 ) -> None:
@@ -525,6 +594,6 @@ def test_random_trees_report_the_one_file_mutated(
 def test_a_file_that_cannot_be_read_is_an_error_with_its_code(tmp_path: Path) -> None:
     # A file listed by the folder walk but gone when hashed, as a read error would be.
     with pytest.raises(HbenchError) as failed:
-        _hash_all(tmp_path, [("agent/gone.txt", 10)], None)
+        hash_files(tmp_path, [("agent/gone.txt", 10)], None)
     assert failed.value.code == "job-file-unreadable"
     assert failed.value.problems[0].path == "agent/gone.txt"
