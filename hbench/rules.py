@@ -21,6 +21,12 @@ RULE_CODES: frozenset[str] = frozenset(
         "job-trials-extra",
         "trial-cancelled",
         "trial-job-mismatch",
+        # A job's files agreeing with each other (hbench/jobs/consistency.py).
+        "trial-reward-mismatch",
+        "job-result-mismatch",
+        "trial-time-outside-job",
+        "job-plan-mismatch",
+        "task-digest-inconsistent",
         # The manifest ("seal").
         "manifest-missing",
         "manifest-invalid",

@@ -14,6 +14,7 @@ from app.checks.spec_match import spec_differences
 from app.checks.table import Outcome, Report, Rule, failed, passed, run_table, skipped
 from hbench.errors import Problem
 from hbench.jobs.completeness import completeness_problems
+from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS, JobConfig
 from hbench.jobs.manifest import MANIFEST_NAME, check_hbench_version, compare, identity_problems
 from hbench.jobs.models import Job
@@ -102,6 +103,19 @@ def job_complete(evidence: Evidence) -> Outcome:
     if problems:
         return failed(problems)
     return passed(f"finished, with a result for all {job.n_total_trials} planned trials")
+
+
+def job_consistent(evidence: Evidence) -> Outcome:
+    job = evidence.job
+    if job is None:
+        return skipped("the job can't be read")
+    problems = consistency_problems(job)
+    if problems:
+        return failed(problems)
+    return passed(
+        f"the {len(job.results)} trials' rewards, times and task digests agree with what "
+        "their verifiers wrote, the job's totals and its lock.json"
+    )
 
 
 # What ran: one dataset, one agent, one model, 1 to 5 attempts.
@@ -372,13 +386,16 @@ RULES: tuple[Rule, ...] = (
     Rule("one-agent", "It ran one agent", one_agent),
     Rule("one-model", "It ran one model", one_model),
     Rule("attempts-in-range", "1 to 5 attempts per task", attempts_in_range),
+    Rule("job-consistent", "Its files agree with each other", job_consistent),
     Rule("retries-only-crashes", "Retries reran only crashes", retries_only_crashes),
     Rule("prompt-as-issued", "No prompt template or instructions unless issued", prompt_as_issued),
     Rule("environment-allowed", "Its environment is allowed where it goes", environment_allowed),
     Rule("spec-matches", "An issued run's config is its spec", spec_matches),
     Rule("spec-digest-matches", "The manifest names the issued spec", spec_digest_matches),
 )
-"""The table, in the order failures are listed: integrity first, then what ran, then how."""
+"""The table, in the order failures are listed: integrity first, then what ran, whether
+the job's files agree with each other, then how it ran. (Agreement comes after what ran: a
+config edited to name two agents also disagrees with its lock, and the agents say more.)"""
 
 
 def check_job(evidence: Evidence) -> Report:

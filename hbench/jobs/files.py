@@ -27,6 +27,8 @@ class EvalStatsFile(_File):
     n_errors: int = 0
     metrics: list[dict[str, JsonValue]] = Field(default_factory=list)
     pass_at_k: dict[int, float] = Field(default_factory=dict)
+    reward_stats: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    """Per reward key, each value (as text, `"1.0"`) and the trials that got it."""
     exception_stats: dict[str, list[str]] = Field(default_factory=dict)
 
 
@@ -89,6 +91,8 @@ class TrialLockFile(_File):
 class JobLockFile(_File):
     """The job's `lock.json`: the only record of the Harbor version that ran."""
 
+    created_at: datetime | None = None
+    """When the job first started, in UTC: kept when the job is resumed."""
     harbor: HarborInfoFile = Field(default_factory=HarborInfoFile)
     trials: list[TrialLockFile] = Field(default_factory=list)
 
@@ -142,7 +146,9 @@ class VerifierResultFile(_File):
 
 
 class StepResultFile(_File):
+    step_name: str | None = None
     agent_result: UsageFile | None = None
+    verifier_result: VerifierResultFile | None = None
 
 
 class TrialResultFile(_File):

@@ -46,6 +46,20 @@ class Timing(_Frozen):
         return (self.finished_at - self.started_at).total_seconds()
 
 
+class StepRewards(_Frozen):
+    """One step of a multi-step trial: its name and the rewards its verifier gave."""
+
+    step_name: str
+    rewards: dict[str, float] | None = None
+
+
+class LockedTask(_Frozen):
+    """One planned trial as the job's `lock.json` records it: its task and the task's digest."""
+
+    task_name: str
+    digest: str
+
+
 class Trial(_Frozen):
     """One trial folder: one attempt of one task by one agent and model.
 
@@ -83,6 +97,8 @@ class Trial(_Frozen):
     agent_setup: Timing | None = None
     agent_execution: Timing | None = None
     verifier: Timing | None = None
+    steps: tuple[StepRewards, ...] | None = None
+    """The steps of a multi-step trial, in order; None for a trial of one step."""
     n_input_tokens: int | None = None
     """Input tokens, cached ones included, as the agent reported them."""
     n_cache_tokens: int | None = None
@@ -166,6 +182,10 @@ class Job(_Frozen):
     """Trials Harbor planned: tasks x agents x `n_attempts`."""
     n_locked_trials: int | None
     """Entries of `lock.json`'s `trials`, one per planned trial; None without a lock."""
+    locked_tasks: tuple[LockedTask, ...] = ()
+    """Each entry of `lock.json`'s `trials`: the planned trial's task and its digest."""
+    lock_created_at: datetime | None = None
+    """When the job first started, in UTC, as `lock.json` records it; None without a lock."""
     trials: tuple[Trial, ...]
     """Every trial folder, by task, agent and attempt; folders without a result last."""
     reported: JobStatsFile

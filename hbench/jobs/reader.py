@@ -34,7 +34,15 @@ from hbench.jobs.files import (
     TrialTaskFile,
     sum_reported,
 )
-from hbench.jobs.models import EvalScore, Job, LoggedRetry, Timing, Trial
+from hbench.jobs.models import (
+    EvalScore,
+    Job,
+    LockedTask,
+    LoggedRetry,
+    StepRewards,
+    Timing,
+    Trial,
+)
 from hbench.jobs.scoring import mean_rewards, mean_score, pass_at_k, primary_reward
 
 __all__ = ["Job", "Trial", "completeness_problems", "read_job", "require_complete"]
@@ -240,6 +248,7 @@ def _trial_from_result(folder: Path, result: TrialResultFile, digest: str | None
         agent_setup=_timing(result.agent_setup),
         agent_execution=_timing(result.agent_execution),
         verifier=_timing(result.verifier),
+        steps=_steps(result),
         n_input_tokens=n_input,
         n_cache_tokens=n_cache,
         n_output_tokens=n_output,
@@ -248,6 +257,20 @@ def _trial_from_result(folder: Path, result: TrialResultFile, digest: str | None
         agent_version=result.agent_info.version,
         model_name=model.name if model else None,
         model_provider=model.provider if model else None,
+    )
+
+
+def _steps(result: TrialResultFile) -> tuple[StepRewards, ...] | None:
+    if result.step_results is None:
+        return None
+    return tuple(
+        StepRewards(
+            step_name=step.step_name or "",
+            rewards=dict(step.verifier_result.rewards)
+            if step.verifier_result and step.verifier_result.rewards is not None
+            else None,
+        )
+        for step in result.step_results
     )
 
 
@@ -280,6 +303,12 @@ def _assemble(
         finished_at=result.finished_at,
         n_total_trials=result.n_total_trials,
         n_locked_trials=len(lock.trials) if lock else None,
+        locked_tasks=tuple(
+            LockedTask(task_name=t.task.name, digest=t.task.digest) for t in lock.trials
+        )
+        if lock
+        else (),
+        lock_created_at=lock.created_at if lock else None,
         trials=tuple(numbered),
         reported=result.stats,
         logged_retries=_logged_retries(path / LOG),

@@ -199,10 +199,11 @@ def test_every_failure_is_listed_not_only_the_first(
         "job-incomplete",
         "job-several-agents",
         "job-attempts-out-of-range",
+        "job-plan-mismatch",
         "job-retries-not-crashes",
         "job-prompt-not-issued",
     ]
-    assert answer.json()["detail"].endswith("; and 5 more problems (manifest-file-extra)")
+    assert answer.json()["detail"].endswith("; and 6 more problems (manifest-file-extra)")
     assert_nothing_stored(db, settings)
 
 

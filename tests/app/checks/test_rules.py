@@ -99,7 +99,10 @@ def test_the_policys_minimum_hbench_version_applies(evidence: Evidence) -> None:
 def test_a_job_with_no_trial_is_refused(evidence: Evidence) -> None:
     empty = with_job(evidence, trials=(), n_total_trials=0)
 
-    assert codes(check_job(empty)) == ["job-no-trials"]
+    found = codes(check_job(empty))
+    assert found[0] == "job-no-trials"
+    # Emptied by hand, the job also disagrees with its own lock.json and totals.
+    assert set(found[1:]) == {"job-plan-mismatch", "job-result-mismatch"}
 
 
 @pytest.mark.parametrize(
@@ -154,12 +157,18 @@ def test_several_agents_or_models_are_refused_each_by_its_rule(evidence: Evidenc
         {"agents": [{"name": "nop", "model_name": "a/x"}, {"name": "nop", "model_name": "b/y"}]}
     )
 
+    # Each config was edited by hand, so its lock.json, made for one agent, disagrees too.
     assert codes(check_job(with_config(evidence, agents=two_agents.agents))) == [
-        "job-several-agents"
+        "job-several-agents",
+        "job-plan-mismatch",
     ]
-    assert codes(check_job(with_config(evidence, agents=twice.agents))) == ["job-several-agents"]
+    assert codes(check_job(with_config(evidence, agents=twice.agents))) == [
+        "job-several-agents",
+        "job-plan-mismatch",
+    ]
     assert codes(check_job(with_config(evidence, agents=two_models.agents))) == [
-        "job-several-models"
+        "job-several-models",
+        "job-plan-mismatch",
     ]
 
 
