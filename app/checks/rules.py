@@ -14,8 +14,8 @@ from app.checks.spec_match import spec_differences
 from app.checks.table import Outcome, Report, Rule, failed, passed, run_table, skipped
 from hbench.errors import Problem
 from hbench.jobs.completeness import completeness_problems
-from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS, JobConfig
+from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.manifest import MANIFEST_NAME, check_hbench_version, compare, identity_problems
 from hbench.jobs.models import Job
 from registry.placement import MAX_ATTEMPTS
