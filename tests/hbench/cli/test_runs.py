@@ -2,17 +2,21 @@
 
 The service runs in this process on a loopback port (local mode: the local user is
 signed in from this machine); the client runs as the `hbench` command. The demo run the
-service issues is then run by `hbench run` with real Harbor in the bubblewrap sandbox.
+service issues is then run by `hbench run` with real Harbor in the bubblewrap sandbox,
+and one such run is killed part way, resumed and uploaded with its run token.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import stat
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,17 +28,21 @@ from sqlalchemy import func, select
 
 from app.auth.service import create_api_token, ensure_account
 from app.auth.tokens import hash_token, is_run_token
-from app.db.models import IssuedRun
+from app.db.models import IssuedRun, IssuedRunStatus
 from app.db.session import Database
 from app.main import create_app
 from app.settings import Settings
 from hbench.digest import spec_digest
 from tests.app.conftest import database_url, migrated_database_url  # noqa: F401 - both databases
-from tests.hbench.cli.helpers import hbench
+from tests.hbench.cli.helpers import HBENCH, hbench
 from tests.hbench.cli.service import serving
 from tests.hbench.cli.upload_server import upload_server
 
 BIN = str(Path(sys.executable).parent)
+KILL_TRIES = 5
+"""Issued runs to try killing mid-run: the oracle's trials take a fraction of a second, so
+a run may finish between two looks at its folder."""
+STARTUP_SECONDS = 120.0
 
 
 @dataclass(frozen=True)
@@ -155,6 +163,80 @@ def test_a_demo_run_is_issued_run_and_uploaded_with_the_printed_commands(
     (request,) = server.received
     assert request.headers["hpg-run-token"] == token
     assert token not in sent.stdout + sent.stderr
+
+
+def killed_mid_run(run_dir: Path, job_dir: Path) -> bool:
+    """Run `hbench run --config spec.json` in `run_dir` and SIGKILL it, Harbor and all, once
+    the first trial folder appears; False when the run had finished first."""
+    process = subprocess.Popen(
+        [HBENCH, "run", "--config", "spec.json"], cwd=run_dir, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "HARBOR_TELEMETRY": "0"},
+    )  # fmt: skip
+    deadline = time.monotonic() + STARTUP_SECONDS
+    try:
+        while not (job_dir.is_dir() and any(p.is_dir() for p in job_dir.iterdir())):
+            if process.poll() is not None:
+                pytest.fail(f"hbench run exited with {process.returncode} before any trial")
+            if time.monotonic() > deadline:
+                pytest.fail(f"no trial started in {job_dir} within {STARTUP_SECONDS:.0f} s")
+            time.sleep(0.005)
+    finally:
+        if process.poll() is None:  # not reaped, so its group id is still its own
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)  # hbench, Harbor and the sandboxes
+        process.wait(timeout=STARTUP_SECONDS)
+    finished = json.loads((job_dir / "result.json").read_text())["finished_at"] is not None
+    return not finished and not (job_dir / "manifest.json").exists()
+
+
+@pytest.mark.harbor
+def test_an_issued_run_killed_mid_run_resumed_and_uploaded_is_accepted(
+    sqlite_service: Running, work: Path
+) -> None:
+    service = sqlite_service
+    for _ in range(KILL_TRIES):
+        issued = hbench(
+            "runs", "issue", "--url", service.url, "--board", "hbench-demo", "--agent", "oracle",
+            cwd=work,
+        )  # fmt: skip
+        assert issued.returncode == 0, issued.stderr
+        run_dir = work / printed(issued.stdout, "cd ").split()[1]  # runs/<job>
+        details = json.loads((run_dir / "run.json").read_text())
+        job, run_id = details["job_name"], details["run_id"]
+        if killed_mid_run(run_dir, run_dir / "jobs" / job):
+            break
+        # It finished before the kill: give its slot back and try a new run.
+        abandoned = hbench("runs", "abandon", run_id, "--url", service.url, cwd=work)
+        assert abandoned.returncode == 0, abandoned.stderr
+    else:
+        pytest.fail(f"each of {KILL_TRIES} demo runs finished before it could be killed")
+    job_dir = run_dir / "jobs" / job
+    spec = json.loads((run_dir / "spec.json").read_text())
+    assert (job_dir / "hbench-spec.json").read_bytes() == (run_dir / "spec.json").read_bytes()
+    stopped = hbench("jobs", "verify", "-p", f"jobs/{job}", cwd=run_dir)
+    assert stopped.returncode == 1
+    assert "(manifest-missing)" in stopped.stderr
+    assert "(job-unfinished)" in stopped.stderr
+
+    resumed = hbench("jobs", "resume", "-p", f"jobs/{job}", cwd=run_dir)
+    assert resumed.returncode == 0, resumed.stderr
+    manifest = json.loads((job_dir / "manifest.json").read_text())
+    assert manifest["spec_digest"] == spec_digest(spec) == service.run(run_id).spec_digest
+
+    sent = shell(printed(issued.stdout, "export HPG_RUN_TOKEN="), cwd=work)
+
+    assert sent.returncode == 0, sent.stderr
+    answer = json.loads(sent.stdout)
+    assert answer["issued_run_id"] == run_id
+    assert service.run(run_id).status is IssuedRunStatus.UPLOADED
+    checks = {check["rule"]: check["status"] for check in answer["checks"]}
+    assert checks["spec-matches"] == checks["spec-digest-matches"] == "passed"
+    # Every rule passed, but the one an issued run leaves to spec-matches (where it runs).
+    assert {rule for rule, status in checks.items() if status != "passed"} == {
+        "environment-allowed"
+    }, checks
+    assert checks["environment-allowed"] == "skipped"
 
 
 @pytest.mark.harbor
