@@ -42,18 +42,25 @@ def materialize(dest: Path) -> Path:
 
 
 def demo_spec(
-    registry: Path, job_name: str, *, agent: str = "oracle", n_attempts: int = 1
+    registry: Path,
+    job_name: str,
+    *,
+    agent: str = "oracle",
+    n_attempts: int = 1,
+    environment: str | None = None,
 ) -> dict[str, object]:
-    """A Harbor job config running the demo dataset in the bubblewrap sandbox.
+    """A Harbor job config running the demo dataset in the bubblewrap sandbox, or in the
+    Harbor environment type `environment` names (such as `docker`).
 
     The service issues specs of this shape for the demo board; tests and the
     walkthrough use it to run the demo without a service.
     """
+    where = {"import_path": IMPORT_PATH} if environment is None else {"type": environment}
     return {
         "job_name": job_name,
         "n_attempts": n_attempts,
         "agents": [{"name": agent}],
-        "environment": {"import_path": IMPORT_PATH},
+        "environment": where,
         "datasets": [
             {"name": DATASET_NAME, "version": DATASET_VERSION, "registry_path": str(registry)}
         ],
