@@ -21,9 +21,9 @@ from hbench.cli.output import (
     seal_with_progress,
 )
 from hbench.errors import HbenchError, Problem
+from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.manifest import verify as verify_manifest
 from hbench.jobs.pack import pack_to_path
-from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.reader import Job, completeness_problems, read_job
 from hbench.limits import UPLOAD_MAX_BYTES
 from hbench.runner import resume_job
@@ -45,9 +45,10 @@ def resume(job_path: JobPath) -> None:
     """Continue a stopped job with Harbor, then seal it again.
 
     A job sealed before must still match its manifest, apart from what Harbor's resume
-    rewrites (config.json, lock.json, result.json, more lines in job.log) and trial
-    folders it deletes or adds; otherwise nothing runs (resume-seal-broken). A job
-    stopped before it was sealed is sealed with the spec hbench run recorded in it.
+    changes: config.json, lock.json and result.json rewritten, lines appended to job.log,
+    folders of trials without a sealed result deleted, new trials' folders. Otherwise
+    nothing runs (resume-seal-broken). A job stopped before it was sealed is sealed with
+    the spec hbench run recorded in it (hbench-spec.json).
     """
     with handled():
         check_resumable_with_progress(job_path)
@@ -70,6 +71,9 @@ def job_problems(job_dir: Path) -> tuple[Job | None, list[Problem]]:
 @app.command()
 def verify(job_path: JobPath) -> None:
     """Check a job: unchanged since it was sealed, finished, and every planned trial has a result.
+
+    A job holding the spec hbench run recorded (hbench-spec.json) must name that spec in
+    its manifest (manifest-spec-mismatch).
 
     Exits 0 when all of it holds and 1 otherwise, printing each problem with its rule code.
     """

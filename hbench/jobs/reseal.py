@@ -35,6 +35,7 @@ from hbench.errors import HbenchError, Problem
 from hbench.jobs.manifest import (
     MANIFEST_NAME,
     Manifest,
+    ManifestFile,
     Progress,
     compare,
     folder_identity_problems,
@@ -95,31 +96,41 @@ def resume_problems(
     """
     sealed = {f.path: f for f in manifest.files}
     known = {_folder(path) for path in sealed} - {None}
-    present = {_folder(path) for path in observed} - {None}
-    with_result = {_folder(path) for path in sealed if path.endswith(f"/{TRIAL_RESULT}")}
-    problems = []
-    for problem in compare(manifest, observed):
+    kept = known & {_folder(path) for path in observed}
+    finished = {_folder(path) for path in sealed if _is_trial_result(path)}
+
+    def by_harbor(problem: Problem) -> bool:
         path = problem.path or ""
         folder = _folder(path)
         if problem.code == "manifest-file-changed":
-            if path in REWRITTEN or heads.get(path) == sealed[path].sha256:
-                continue
-            message = problem.message
-            if path in APPENDED:
-                message = (
-                    f"{path} no longer begins with the {sealed[path].size} bytes sealed, and "
-                    "Harbor only appends to it"
-                )
-        elif problem.code == "manifest-file-extra":
-            if folder is not None and folder not in known:
-                continue  # a trial the resume started
-            message = problem.message
-        else:
-            if folder is not None and folder not in present | with_result:
-                continue  # an unfinished trial's folder, deleted by Harbor whole
-            message = problem.message
-        problems.append(Problem(CODE, message, path))
-    return problems
+            return path in REWRITTEN or heads.get(path) == sealed[path].sha256
+        if folder is None:
+            return False  # Harbor adds or deletes no file at the job's top level
+        if problem.code == "manifest-file-extra":
+            return folder not in known  # a trial the resume started
+        return folder not in kept | finished  # an unfinished trial's folder, deleted whole
+
+    return [
+        Problem(CODE, _how(problem, sealed), problem.path)
+        for problem in compare(manifest, observed)
+        if not by_harbor(problem)
+    ]
+
+
+def _how(problem: Problem, sealed: Mapping[str, ManifestFile]) -> str:
+    """How a file differs from the seal: `compare`'s words, or why an appended file fails."""
+    path = problem.path or ""
+    if problem.code == "manifest-file-changed" and path in APPENDED:
+        return (
+            f"{path} no longer begins with the {sealed[path].size} bytes sealed, and Harbor "
+            "only appends to it"
+        )
+    return problem.message
+
+
+def _is_trial_result(path: str) -> bool:
+    folder = _folder(path)
+    return folder is not None and path == f"{folder}/{TRIAL_RESULT}"
 
 
 def _folder(path: str) -> str | None:

@@ -206,7 +206,7 @@ def manifest(*paths: str) -> Manifest:
 
 SEALED = manifest(
     "config.json", "job.log", "lock.json", "result.json",
-    "t__1/result.json", "t__1/trial.log", "u__2/trial.log",
+    "t__1/result.json", "t__1/trial.log", "u__2/trial.log", "w__4/agent/result.json",
 )  # fmt: skip
 SAME = {f.path: (f.size, f.sha256) for f in SEALED.files}
 
@@ -239,6 +239,7 @@ def test_which_differences_harbor_makes(
     [
         # A folder with no sealed result.json may vanish whole; Harbor deletes such folders.
         (["u__2/trial.log"], []),
+        (["w__4/agent/result.json"], []),  # only the trial's own result.json counts
         # One with a sealed result.json may not, nor may part of a folder go.
         (["t__1/result.json", "t__1/trial.log"], ["t__1/result.json", "t__1/trial.log"]),
         (["t__1/trial.log"], ["t__1/trial.log"]),
