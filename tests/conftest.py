@@ -9,13 +9,14 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from hbench.demo import DATASET_REF, materialize
 from hbench.sandbox import IMPORT_PATH
+from tools import dockerhost
 
 HARBOR = str(Path(sys.executable).with_name("harbor"))
 os.environ["HARBOR_TELEMETRY"] = "0"
@@ -69,6 +70,22 @@ def harbor_job(tmp_path_factory: pytest.TempPathFactory, demo_registry: Path) ->
         return cache[key]
 
     return make
+
+
+@pytest.fixture(scope="session")
+def docker_host() -> Iterator[dockerhost.Lease]:
+    """Docker for the tests marked `docker`: the daemon, Compose and the demo tasks' base
+    image, made ready once per session by tools/dockerhost.py (its file lock keeps xdist
+    workers and other sessions from starting or building twice). A daemon started here
+    stops when its last user ends. Skips, with the reason, where Docker can't run."""
+    try:
+        lease = dockerhost.acquire()
+    except dockerhost.DockerUnavailableError as error:
+        pytest.skip(f"Docker can't run here: {error}")
+    try:
+        yield lease
+    finally:
+        lease.release()
 
 
 @pytest.fixture
