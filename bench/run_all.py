@@ -49,6 +49,7 @@ SCRIPTS = (
     Script("board_recompute", ("--runs", "2000", "--boards", "40", "--repeats", "3")),
     Script("site_build", ("--repeats", "3")),
     Script("load"),
+    Script("docker_env"),
 )
 FIGURE_LINE = re.compile(r"^\s*([A-Za-z][^:]*?):\s+(-?[0-9]+(?:\.[0-9]+)?)\s+([A-Za-z/%]+)\b")
 
