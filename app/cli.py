@@ -13,6 +13,7 @@ from app.datarepo.cli import data_repo
 from app.db.migrate import current_revision, head_revision
 from app.main import create_app, migrated_database
 from app.publish.cli import maintenance
+from app.regrade.cli import embedded_worker, regrade
 from app.reports.cli import deny, reports
 from app.settings import is_login
 from app.site.cli import site
@@ -32,6 +33,7 @@ app.add_typer(site, name="site")
 app.add_typer(maintenance, name="maintenance")
 app.add_typer(reports, name="reports")
 app.add_typer(deny, name="deny")
+app.add_typer(regrade, name="regrade")
 
 
 @app.command()
@@ -40,7 +42,8 @@ def serve(
     port: Annotated[int, typer.Option(help="The port to listen on.", min=0, max=65535)] = 8000,
     state_dir: StateDir = None,
 ) -> None:
-    """Start the service (local mode unless HBENCH_MODE says otherwise).
+    """Start the service (local mode unless HBENCH_MODE says otherwise), and its regrade
+    worker as a process of its own (unless HBENCH_REGRADE_WORKER=separate).
 
     On first start this creates the state directory, its SQLite database and its blob
     folder; every start brings the database up to the newest schema.
@@ -51,7 +54,10 @@ def serve(
         f"http://{host}:{port}/docs",
         err=True,
     )
-    uvicorn.run(create_app(settings), host=host, port=port)
+    # Migrate before the worker starts, so the two processes never migrate at once.
+    migrated_database(settings).dispose()
+    with embedded_worker(settings):
+        uvicorn.run(create_app(settings), host=host, port=port)
 
 
 def _check_login(value: str) -> str:

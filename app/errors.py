@@ -74,6 +74,8 @@ STATUS_BY_CODE: dict[str, int] = {
     "bench-job-not-found": 404,
     # Publishing, withdrawing and deleting (app/publish/).
     "job-already-published": 409,
+    "regrade-pending": 409,
+    "regrade-mismatch": 409,
     "job-withdrawn": 409,
     "job-taken-down": 409,
     "job-not-published": 409,

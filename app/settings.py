@@ -84,6 +84,17 @@ class Settings(BaseSettings):
     writer_max_attempts: int = Field(default=5, ge=1)
     writer_poll_interval: timedelta = Field(default=timedelta(seconds=5), gt=timedelta(0))
 
+    # Regrading uploaded jobs (app/regrade/): a worker process runs the tasks' verifiers
+    # again on the recorded outputs, in a sandbox.
+    regrade_enabled: bool = True
+    regrade_worker: Literal["embedded", "separate"] = "embedded"
+    regrade_environment: Literal["bubblewrap", "docker"] = "bubblewrap"
+    regrade_tasks_dir: Path | None = None
+    regrade_timeout: timedelta = Field(default=timedelta(minutes=30), gt=timedelta(0))
+    regrade_poll_interval: timedelta = Field(default=timedelta(seconds=2), gt=timedelta(0))
+    regrade_max_attempts: int = Field(default=3, ge=1, le=20)
+    regrade_concurrency: int = Field(default=2, ge=1, le=64)
+
     @field_validator("maintainers", mode="before")
     @classmethod
     def _split_logins(cls, value: object) -> object:
@@ -106,6 +117,8 @@ class Settings(BaseSettings):
         "deleted_files_retention",
         "maintenance_interval",
         "writer_poll_interval",
+        "regrade_timeout",
+        "regrade_poll_interval",
         mode="before",
     )
     @classmethod
@@ -186,6 +199,11 @@ class Settings(BaseSettings):
     def upload_dir(self) -> Path:
         """Where each upload is unpacked and checked, in a private folder removed after."""
         return self.state_dir / "uploads"
+
+    @property
+    def regrade_dir(self) -> Path:
+        """Where the regrade worker unpacks each job and grades it, removed after."""
+        return self.state_dir / "regrades"
 
     @property
     def data_repository_dir(self) -> Path:

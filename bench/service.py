@@ -70,7 +70,9 @@ def variant(job: Path, folder: Path, number: int) -> Path:
 def _shifted(value: Any, shift: timedelta) -> Any:
     if isinstance(value, dict):
         return {
-            k: _moved(v, shift) if k in {"started_at", "finished_at"} else _shifted(v, shift)
+            k: _moved(v, shift)
+            if k in {"started_at", "finished_at", "updated_at", "created_at"}
+            else _shifted(v, shift)
             for k, v in value.items()
         }
     if isinstance(value, list):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 
 from hbench.errors import HbenchError
+from hbench.jobs.consistency import task_digests
 from hbench.jobs.models import Job
 from registry.placement import JobFacts, TrialFacts
 from registry.settings import agent_options, settings_from_config
@@ -50,6 +51,7 @@ def facts_from_job(job: Job) -> JobFacts:
             for t in trials
         ],
         harbor_version=job.harbor_version,
+        task_digests=task_digests(job),
     )
 
 

@@ -19,6 +19,8 @@ from pydantic import Field, JsonValue
 from hbench.errors import Problem
 from registry.jsonfile import canonical
 from registry.loader import Registry
+from registry.pins import differing_tasks
+from registry.pins import mismatch as pin_mismatch
 from registry.schema import NO_MODEL, AgentName, DatasetRef, Digest, Record, Slug
 
 MAX_ATTEMPTS = 5
@@ -53,6 +55,10 @@ class JobFacts(Record):
     settings: dict[str, JsonValue] = Field(default_factory=dict)
     trials: list[TrialFacts] = Field(default_factory=list)
     harbor_version: str | None = None
+    task_digests: dict[str, Digest] = Field(
+        default_factory=dict,
+        description="Each task's digest from the job's lock.json: which task files ran.",
+    )
 
 
 class EntrySettings(Record):
@@ -99,6 +105,13 @@ class OpenBoard(Record):
     settings: dict[str, JsonValue] = Field(default_factory=dict)
     custom_environments: list[str] = Field(default_factory=list)
     opened_by_job: str = Field(description="The job id of the run that opened it.")
+    # Added later: left out of the file while empty, so earlier records keep their bytes.
+    task_digests: dict[str, Digest] = Field(
+        default_factory=dict,
+        exclude_if=lambda value: not value,
+        description="The task files of the run that opened it, by task: the board takes "
+        "only runs of the same files (unless its benchmark pins its own).",
+    )
 
 
 @dataclass(frozen=True)
@@ -113,6 +126,11 @@ class BoardCell:
     settings: dict[str, JsonValue]
     custom_environments: tuple[str, ...]
     named: bool
+    pins: dict[str, str] | None = None
+    """The task digests the board takes: its benchmark's pins, or an open board's first
+    run's; None when nothing pins them."""
+    pinned_by: str | None = None
+    """Who pinned them, for messages: the benchmark, or the board's first run."""
 
     def fits_tasks(self, tasks: frozenset[str]) -> bool:
         if self.tasks is not None:
@@ -142,16 +160,39 @@ def board_cells(registry: Registry, open_boards: Sequence[OpenBoard] = ()) -> li
         if benchmark is None or task_set is None or benchmark.harbor.dataset is None:
             continue
         listed = frozenset(task_set.tasks) if task_set.tasks is not None else None
+        pins = benchmark.harbor.task_digests
         cells.append(
             BoardCell(board.slug, benchmark.harbor.dataset, listed, task_set.task_count,
-                      board.model, board.settings, tuple(benchmark.custom_environments), True)
+                      board.model, board.settings, tuple(benchmark.custom_environments), True,
+                      pins, f"the tasks pinned for {benchmark.slug}" if pins else None)
         )  # fmt: skip
     for opened in open_boards:
+        open_pins, pinned_by = _open_board_pins(registry, opened)
         cells.append(
             BoardCell(opened.slug, opened.dataset, frozenset(opened.tasks), len(opened.tasks),
-                      opened.model, opened.settings, tuple(opened.custom_environments), False)
+                      opened.model, opened.settings, tuple(opened.custom_environments), False,
+                      open_pins, pinned_by)
         )  # fmt: skip
     return cells
+
+
+def _open_board_pins(
+    registry: Registry, opened: OpenBoard
+) -> tuple[dict[str, str] | None, str | None]:
+    benchmark = registry.benchmarks.get(opened.benchmark or "")
+    if benchmark is not None and benchmark.harbor.task_digests:
+        return benchmark.harbor.task_digests, f"the tasks pinned for {benchmark.slug}"
+    if opened.task_digests:
+        return opened.task_digests, f"the tasks the first run on {opened.slug} ran"
+    return None, None
+
+
+def pinned_digests(registry: Registry, dataset: str | None) -> tuple[dict[str, str], str] | None:
+    """The task digests a registry pins for a dataset version, and whose they are."""
+    for benchmark in registry.benchmarks_for_dataset(dataset or ""):
+        if benchmark.harbor.task_digests:
+            return benchmark.harbor.task_digests, f"the tasks pinned for {benchmark.slug}"
+    return None
 
 
 def model_key(registry: Registry, model: str | None) -> str:
@@ -177,6 +218,20 @@ def place(facts: JobFacts, registry: Registry, open_boards: Sequence[OpenBoard] 
         and cell.settings == facts.settings
         and cell.fits_tasks(tasks)
     ]
+    # A board never mixes task files: a job of other files than the board's fits none of
+    # them, and opens no board beside them (registry/pins.py).
+    differing = [(cell, _differing(cell, facts)) for cell in same_cell]
+    if any(tasks_ for _, tasks_ in differing):
+        cell, tasks_ = next((c, t) for c, t in differing if t)
+        pins = cell.pins or {}
+        problem = pin_mismatch(cell.pinned_by or cell.slug, pins, facts.task_digests, tasks_)
+        return Placement(problems=(problem,))
+    pinned = pinned_digests(registry, facts.dataset)
+    if pinned is not None:
+        tasks_ = differing_tasks(pinned[0], facts.task_digests, facts.task_names)
+        if tasks_:
+            problem = pin_mismatch(pinned[1], pinned[0], facts.task_digests, tasks_)
+            return Placement(problems=(problem,))
     fits = tuple(sorted(cell.slug for cell in same_cell if cell.allows(facts.environment)))
     if fits:
         return Placement(fits=fits)
@@ -190,6 +245,12 @@ def place(facts: JobFacts, registry: Registry, open_boards: Sequence[OpenBoard] 
         return Placement(problems=(Problem("board-environment-refused", message),))
     benchmark = benchmarks[0].slug if benchmarks else None
     return Placement(opens=new_board(facts, model, allowed, benchmark))
+
+
+def _differing(cell: BoardCell, facts: JobFacts) -> list[str]:
+    if cell.pins is None:
+        return []
+    return differing_tasks(cell.pins, facts.task_digests, facts.task_names)
 
 
 def new_board(
@@ -212,6 +273,7 @@ def new_board(
         settings=facts.settings,
         custom_environments=custom_environments,
         opened_by_job=facts.job_id,
+        task_digests=facts.task_digests,
     )
 
 

@@ -106,10 +106,26 @@ class HarborAccess(Record):
     adapter: Adapter | None = Field(default=None, description="How the tasks are produced.")
     source: Url | None = Field(default=None, description="Where these Harbor facts come from.")
     note: str | None = Field(default=None, max_length=500, description="What a runner must know.")
+    task_digests: dict[str, Digest] | None = Field(
+        default=None,
+        description="Each task's digest as Harbor records it in lock.json (`task.digest`), by "
+        "task name, for this version of the dataset: a board of it takes only jobs of exactly "
+        "these task files. Null when not pinned; written by `hbench registry pin`.",
+    )
+    pinned_from: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=300,
+        description="What the digests were computed from: the dataset checkout and its revision.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
+        if (self.task_digests is None) != (self.pinned_from is None):
+            raise ValueError("`taskDigests` and `pinnedFrom` are given together or not at all")
         runnable = self.status in ("native", "adapter")
+        if self.task_digests is not None and not runnable:
+            raise ValueError(f"status {self.status!r} runs no Harbor dataset to pin")
         if runnable and (self.dataset is None or self.reach is None):
             raise ValueError(f"status {self.status!r} needs `dataset` and `reach`")
         if not runnable and self.dataset is not None:
@@ -211,6 +227,21 @@ class Benchmark(Record):
         if len(set(names)) != len(names):
             raise ValueError("task set names must be unique")
         return sets
+
+    @model_validator(mode="after")
+    def _pins_cover_the_task_sets(self) -> Self:
+        pins = self.harbor.task_digests
+        if pins is None:
+            return self
+        if len(pins) != self.full.task_count:
+            raise ValueError(
+                f"`harbor.taskDigests` pins {len(pins)} tasks, but the full set has "
+                f"{self.full.task_count}"
+            )
+        listed = self.full.tasks
+        if listed is not None and set(listed) != pins.keys():
+            raise ValueError("`harbor.taskDigests` must pin exactly the full set's tasks")
+        return self
 
     def task_set(self, name: str) -> TaskSet | None:
         return next((s for s in self.task_sets if s.name == name), None)

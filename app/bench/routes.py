@@ -27,6 +27,7 @@ from app.db.session import Database
 from app.dependencies import BlobStoreDep, DatabaseDep, SessionDep, SettingsDep
 from app.errors import error_responses
 from app.registry import RegistryDep
+from app.regrade.plan import RegradeSetup
 from app.settings import Settings, get_settings
 from app.uploads.archive import ArchiveLimits, extract_async, scratch_folder
 from hbench.errors import HbenchError
@@ -126,6 +127,7 @@ async def take_upload(
             registry=registry,
             database=database,
             blobs=blobs,
+            regrading=RegradeSetup(settings.regrade_enabled, settings.regrade_tasks_dir),
         )
 
 

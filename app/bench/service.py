@@ -29,15 +29,20 @@ from app.checks.table import Report
 from app.db.models import Job, JobStatus
 from app.db.session import Database
 from app.publish.fingerprints import published_before
+from app.regrade.plan import RegradeInput, RegradeSetup, plan_regrade
+from app.regrade.service import new_regrade
 from app.uploads.archive import ExtractedJob
 from app.uploads.redact import redact_folder, redact_text
 from hbench.errors import HbenchError, Problem
+from hbench.jobs.consistency import task_digests
 from hbench.jobs.manifest import MANIFEST_NAME, Manifest, job_identity, parse_manifest
 from hbench.jobs.models import Job as HarborJob
 from hbench.jobs.pack import pack
 from hbench.jobs.reader import read_job
 from hbench.limits import MANIFEST_MAX_BYTES
 from registry.loader import Registry
+from registry.pins import differing_tasks
+from registry.placement import pinned_digests
 
 STORED_GZIP_LEVEL = 1
 """The stored copy's compression. Level 6 (what clients send) packs text about 25% smaller
@@ -72,8 +77,10 @@ def accept(
     registry: Registry,
     database: Database,
     blobs: BlobStore,
+    regrading: RegradeSetup = RegradeSetup(),  # noqa: B008 - a frozen dataclass
 ) -> Stored:
-    """Check an unpacked upload and store it; raise with every failure, storing nothing."""
+    """Check an unpacked upload and store it with its regrade queued (or not, saying why);
+    raise with every failure, storing nothing."""
     extracted = upload.extracted
     issued = upload.uploader.issued
     evidence, boards = gather(extracted, min_hbench_version, registry, issued)
@@ -90,9 +97,32 @@ def accept(
         if seen is not None:
             raise HbenchError.from_problems([seen])
     redactions = redact_folder(extracted.root, extracted.files)
-    row = new_row(upload, job, manifest, boards, report=report, redactions=redactions)
+    dataset = boards.facts.dataset if boards.facts is not None else None
+    pinned = pinned_digests(registry, dataset)
+    digests = task_digests(job)
+    tasks_pinned = pinned is not None and not differing_tasks(
+        pinned[0], digests, sorted({t.task_name for t in job.results if t.task_name})
+    )
+    row = new_row(
+        upload, job, manifest, boards, report=report, redactions=redactions,
+        tasks_pinned=tasks_pinned,
+    )  # fmt: skip
+    plan = plan_regrade(
+        RegradeInput(
+            job=job,
+            dataset=dataset,
+            enabled=regrading.enabled,
+            tasks_root=regrading.tasks_root,
+            pinned=pinned[0] if pinned is not None else None,
+            digests=digests,
+            redactions=redactions,
+        )
+    )
     archive = pack_beside(extracted)
-    return Stored(store_job(database, blobs, row, archive, now=upload.now), report)
+    regrade = new_regrade(row.id, plan, upload.now)
+    return Stored(
+        store_job(database, blobs, row, archive, now=upload.now, regrade=regrade), report
+    )
 
 
 def gather(
@@ -178,6 +208,7 @@ def new_row(
     *,
     report: Report,
     redactions: dict[str, int],
+    tasks_pinned: bool = False,
 ) -> Job:
     """The job's row, not yet stored: private, with its summary, checks and fingerprint."""
     extracted, uploader = upload.extracted, upload.uploader
@@ -190,7 +221,7 @@ def new_row(
         job_id=uuid.UUID(job.job_id),
         job_name=job.job_name[:255],
         status=JobStatus.PRIVATE,
-        summary=job_summary(job, manifest, boards, issued, size),
+        summary=job_summary(job, manifest, boards, issued, size, tasks_pinned=tasks_pinned),
         checks=[result.to_json() for result in report.results],
         redactions=redactions,
         fingerprint=fingerprint(job),

@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from app.blobs import BlobStore
 from app.checks.run_token import run_token_problems
-from app.db.models import IssuedRun, IssuedRunStatus, Job
+from app.db.models import IssuedRun, IssuedRunStatus, Job, Regrade
 from app.db.session import Database
 from hbench.errors import HbenchError, Problem
 
@@ -89,8 +89,10 @@ def store_job(
     archive: Path,
     *,
     now: datetime,
+    regrade: Regrade | None = None,
 ) -> Job:
-    """Put the archive under the row's blob key, then claim the run and insert the row.
+    """Put the archive under the row's blob key, then claim the run and insert the row,
+    with its regrade's row in the same transaction.
 
     Raises `run-token-used` (or why else the run can't take it) when the row's issued run
     was taken meanwhile; the blob is deleted whenever the row is not stored.
@@ -105,6 +107,8 @@ def store_job(
                 claim_run(session, row.issued_run_id, now)
             session.add(row)
             insert(session, row)
+            if regrade is not None:
+                session.add(regrade)
             session.commit()
     except BaseException:
         blobs.delete(row.blob_key)

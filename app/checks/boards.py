@@ -17,7 +17,9 @@ from hbench.errors import HbenchError, Problem
 from hbench.jobs.models import Job
 from registry.jobfacts import facts_from_job
 from registry.loader import Registry
-from registry.placement import JobFacts, OpenBoard, Placement, place
+from registry.pins import differing_tasks
+from registry.pins import mismatch as pin_mismatch
+from registry.placement import JobFacts, OpenBoard, Placement, pinned_digests, place
 
 NOT_PLACEABLE = "job-not-placeable"
 
@@ -42,6 +44,9 @@ def boards_for(job: Job, registry: Registry, issued: IssuedSpec | None) -> Board
     so publishing places the job again against them."""
     facts, notes = job_facts(job)
     if issued is not None:
+        pinned = issued_run_pins(facts, registry, issued)
+        if pinned:
+            return Boards(facts=facts, placement=None, notes=pinned)
         return Boards(facts=facts, placement=None, fits=(issued.board,))
     if facts is None:
         return Boards(facts=None, placement=None, notes=notes)
@@ -53,6 +58,21 @@ def boards_for(job: Job, registry: Registry, issued: IssuedSpec | None) -> Board
         opens=placement.opens,
         notes=placement.problems,
     )
+
+
+def issued_run_pins(
+    facts: JobFacts | None, registry: Registry, issued: IssuedSpec
+) -> tuple[Problem, ...]:
+    """An issued run keeps its board only when it ran the task files the board takes."""
+    if facts is None:
+        return ()
+    pinned = pinned_digests(registry, facts.dataset)
+    if pinned is None:
+        return ()
+    differing = differing_tasks(pinned[0], facts.task_digests, facts.task_names)
+    if not differing:
+        return ()
+    return (pin_mismatch(pinned[1], pinned[0], facts.task_digests, differing),)
 
 
 def job_facts(job: Job) -> tuple[JobFacts | None, tuple[Problem, ...]]:

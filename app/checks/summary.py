@@ -24,6 +24,7 @@ from typing import Any
 from app.checks.boards import Boards
 from app.checks.evidence import IssuedSpec
 from app.uploads.redact import redact_text
+from hbench.jobs.consistency import task_digests
 from hbench.jobs.manifest import Manifest
 from hbench.jobs.models import Job, Trial
 from registry.placement import EntrySettings
@@ -48,6 +49,8 @@ def job_summary(
     boards: Boards,
     issued: IssuedSpec | None,
     size: UploadSize,
+    *,
+    tasks_pinned: bool = False,
 ) -> dict[str, Any]:
     """The stored summary of an accepted job (the module docstring lists what it holds)."""
     agent = job.config.agents[0]
@@ -100,6 +103,8 @@ def job_summary(
             ),
             "boards": boards_json(boards),
             "facts": facts.to_json_dict() if facts is not None else None,
+            "task_digests": task_digests(job),
+            "tasks_pinned": tasks_pinned,
             "upload": {
                 "compressed_bytes": size.compressed_bytes,
                 "unpacked_bytes": size.unpacked_bytes,

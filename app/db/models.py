@@ -116,6 +116,7 @@ class Base(DeclarativeBase):
         uuid.UUID: Uuid(),
         dict[str, Any]: JSONDocument,
         list[dict[str, Any]]: JSONDocument,
+        list[str]: JSONDocument,
     }
 
 
@@ -244,6 +245,44 @@ class TrialPrint(Base):
     )
     digest: Mapped[str] = mapped_column(String(64), primary_key=True)
     task: Mapped[str] = mapped_column(String(255))
+
+
+class RegradeStatus(enum.StrEnum):
+    QUEUED = "queued"  # waits for the regrade worker
+    RUNNING = "running"  # a worker claimed it at `started_at`
+    AGREED = "agreed"  # the verifiers gave every trial the reward the job records
+    DISAGREED = "disagreed"  # some trial's reward differs: `regrade-mismatch`
+    NOT_REGRADABLE = "not_regradable"  # why is in `note`
+    FAILED = "failed"  # the regrade could not run, `max attempts` times; why is in `note`
+
+
+class Regrade(Base):
+    """The regrade of one uploaded job: the service runs its tasks' verifiers again on the
+    recorded outputs (app/regrade/). Made with the job's row, in the same transaction; a
+    worker process claims queued ones in order (its own queue, apart from requests)."""
+
+    __tablename__ = "regrades"
+
+    job_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True
+    )
+    status: Mapped[RegradeStatus] = mapped_column(status_enum(RegradeStatus, "regrade_status"))
+    note: Mapped[str | None] = mapped_column(Text)
+    # Per trial whose reward differed: task, trial, the reward recorded and the one regraded.
+    differences: Mapped[list[dict[str, Any]]] = mapped_column(default=list)
+    attempts: Mapped[int] = mapped_column(default=0, server_default="0")
+    queued_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+
+
+# The worker's query, "the oldest regrades still queued", reads only this small index.
+Index(
+    "ix_regrades_queued",
+    Regrade.queued_at,
+    postgresql_where=Regrade.status == RegradeStatus.QUEUED,
+    sqlite_where=Regrade.status == RegradeStatus.QUEUED,
+)
 
 
 class OutboxEntry(Base):
@@ -427,6 +466,9 @@ class ReproducedRun(Base):
     )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     job_ref: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id"), unique=True)
+    # What the run proves (registry/evidence.py): its evidence levels, for a run published
+    # on a board; None for a pushed summary, which nothing checked.
+    evidence: Mapped[list[str] | None]
 
 
 class RateLimitHit(Base):

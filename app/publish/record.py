@@ -19,6 +19,7 @@ from registry.datarepo.models import (
     RunUsage,
     TrialTiming,
 )
+from registry.evidence import RunEvidence
 from registry.placement import EntrySettings
 
 DOWNLOAD_PATH = "/api/bench/jobs/{id}/download"
@@ -45,8 +46,9 @@ def published_run(
     published_at: datetime,
     fingerprint: Mapping[str, Any] | None,
     redactions: Mapping[str, int],
+    evidence: RunEvidence | None = None,
 ) -> PublishedRun:
-    """The job as its board and its run page show it."""
+    """The job as its board and its run page show it, with what the service established."""
     usage = summary.get("usage") or {}
     agent = summary.get("agent") or {}
     return PublishedRun(
@@ -74,6 +76,8 @@ def published_run(
         trials=trial_timings(fingerprint),
         config=dict(summary.get("comparability") or {}),
         download=download_path(run_id),
+        task_digests=dict(summary.get("task_digests") or {}),
+        evidence=evidence,
     )
 
 

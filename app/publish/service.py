@@ -35,6 +35,8 @@ from app.publish.choice import Target, issued_target, placed_target, unplaceable
 from app.publish.fingerprints import published_before, record_prints
 from app.publish.record import entry_settings, provenance_of, published_run, run_id_of
 from app.publish.retention import Policy, files_hidden, publish_deadline
+from app.publish.task_files import board_task_files_problem
+from app.regrade.service import publish_refusal, regrade_of, run_evidence
 from app.v1.service import record_published_run, reject_published_run
 from hbench.errors import HbenchError
 from registry.datarepo.models import PublishedRun, RunEntry
@@ -42,8 +44,9 @@ from registry.loader import Registry
 from registry.placement import JobFacts, OpenBoard, entry_name, place
 
 PUBLISH_LOCK = int.from_bytes(hashlib.sha256(b"hbench-publish").digest()[:8], signed=True)
-KEPT_SUMMARY_KEYS = ("format", "job_id", "job_name")
-"""What a deleted job's summary keeps: its identity; results and usage go with its files."""
+KEPT_SUMMARY_KEYS = ("format", "job_id", "job_name", "task_digests")
+"""What a deleted job's summary keeps: its identity, and which task files it ran (so its
+board keeps one set of them); results and usage go with its files."""
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,15 @@ def publish(
         seen = published_before(session, row.fingerprint, exclude=row.id)
         if seen is not None:
             raise HbenchError.from_problems([seen])
+        regrade = regrade_of(session, row.id)
+        refused = publish_refusal(regrade)
+        if refused is not None:
+            raise HbenchError.from_problems([refused])
         run = session.get(IssuedRun, row.issued_run_id) if row.issued_run_id else None
         target, entry = choose(session, row, run, account, board=board, registry=registry)
+        mixed = board_task_files_problem(session, target.board, row)
+        if mixed is not None:
+            raise HbenchError.from_problems([mixed])
     except HbenchError:
         session.rollback()
         raise
@@ -88,6 +98,7 @@ def publish(
         published_at=now,
         fingerprint=row.fingerprint,
         redactions=row.redactions,
+        evidence=run_evidence(row, regrade),
     )
     if target.opens is not None:
         enqueue(session, OpenBoardChange(board=target.opens), at=now)
@@ -97,7 +108,9 @@ def publish(
     row.status, row.published_at = JobStatus.PUBLISHED, now
     row.board, row.entry = target.board, entry.name
     record_prints(session, row)
-    record_published_run(session, row, target.board, registry=registry, now=now)
+    record_published_run(
+        session, row, target.board, registry=registry, now=now, evidence=record.levels()
+    )
     session.commit()
     return Published(row, record, target.opens)
 
@@ -114,6 +127,10 @@ def choose(
     """The board and entry the job goes under: an issued run's own, or placement's."""
     settings = entry_settings(row.summary)
     if run is not None:
+        boards = row.summary.get("boards") or {}
+        if boards.get("notes") and run.board not in (boards.get("fits") or []):
+            # The upload found it can't keep its board (other task files than the board's).
+            raise unplaceable(boards)
         target = issued_target(run.board, board)
         return target, RunEntry(owner=account.login, name=run.entry, settings=settings)
     facts = row.summary.get("facts")

@@ -88,6 +88,17 @@ def is_elo(metric: str) -> bool:
     return metric.strip().lower() == ELO
 
 
+class RunEvidence(Camel):
+    """What a run proves, as data and in words (docs/trust.md)."""
+
+    levels: list[Literal["self-reported", "regraded", "issued"]] = Field(
+        description="For a run published on a board, the evidence its job holds: "
+        "`self-reported`, and `regraded` and `issued` where they apply. Empty for a pushed "
+        "summary, which no job backs."
+    )
+    description: str = Field(description="What the levels prove, in plain words.")
+
+
 class RunRecord(Camel):
     """A stored run, as the read endpoints and `POST /v1/runs` answer with it."""
 
@@ -115,6 +126,7 @@ class RunRecord(Camel):
         "`rejected` when taken down."
     )
     created_at: str = Field(examples=["2026-10-01T12:00:00.000Z"])
+    evidence: RunEvidence
 
 
 class RunCreated(Camel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,8 +20,16 @@ from app.db.models import Account, Job, ReproducedRun, ReproducedRunStatus
 from app.ratelimit import check_and_record
 from app.v1 import policy
 from app.v1.aggregates import Scored
-from app.v1.schemas import Pagination, RunRecord, RunSubmission, TaskReward, timestamp
+from app.v1.schemas import (
+    Pagination,
+    RunEvidence,
+    RunRecord,
+    RunSubmission,
+    TaskReward,
+    timestamp,
+)
 from hbench.errors import HbenchError
+from registry.evidence import LEVELS, describe
 from registry.loader import Registry
 
 COUNTED = (ReproducedRunStatus.UPLOADED, ReproducedRunStatus.VALIDATED)
@@ -86,7 +95,13 @@ def new_row(
 
 
 def record_published_run(
-    session: Session, job: Job, board: str, *, registry: Registry, now: datetime
+    session: Session,
+    job: Job,
+    board: str,
+    *,
+    registry: Registry,
+    now: datetime,
+    evidence: Sequence[str] | None = None,
 ) -> ReproducedRun | None:
     """Record a job just published on `board` as a `validated` run of the runs API.
 
@@ -105,6 +120,7 @@ def record_published_run(
     submission = policy.published_submission(job.summary, benchmark, metric)
     row = new_row(submission, registry, now=now, status=ReproducedRunStatus.VALIDATED)
     row.user_id, row.job_ref = job.owner_id, job.id
+    row.evidence = list(evidence) if evidence is not None else None
     session.add(row)
     session.flush()
     return row
@@ -214,7 +230,22 @@ def record(row: ReproducedRun, logins: dict[uuid.UUID, str]) -> RunRecord:
         user_id=logins.get(row.user_id) if row.user_id is not None else None,
         status=row.status.value,
         created_at=timestamp(row.created_at),
+        evidence=evidence_of(row),
     )
+
+
+PUSHED = (
+    "A score summary pushed to the runs API: the service checked its form and the names it "
+    "uses, and no job backs it, so it proves nothing about the score."
+)
+
+
+def evidence_of(row: ReproducedRun) -> RunEvidence:
+    """What the run proves: a published run's levels, or nothing for a pushed summary."""
+    if row.job_ref is None:
+        return RunEvidence(levels=[], description=PUSHED)
+    levels = [level for level in row.evidence or ["self-reported"] if level in LEVELS]
+    return RunEvidence(levels=levels, description=describe(levels))
 
 
 def records(session: Session, rows: list[ReproducedRun]) -> list[RunRecord]:

@@ -1,4 +1,5 @@
-"""`hbench registry …`: search the registry, show a benchmark, check a registry folder.
+"""`hbench registry …`: search the registry, show a benchmark, check a registry folder, and
+pin a benchmark's task digests from a dataset checkout.
 
 `search` and `info` read a static registry (`index.json`, `b/<slug>.json`): the bundled
 default registry, a local folder (a static export, or a registry source folder, which is
@@ -15,11 +16,14 @@ import httpx
 import typer
 from rich.markup import escape
 
+from hbench.atomic import atomic_writer
 from hbench.cli.output import console, handled, print_problems
 from hbench.errors import HbenchError
+from hbench.jobs.task_digest import dataset_digests
 from registry.check import check_folder, datasets_from_harbor_registry
 from registry.export import BenchmarkRecord, Index, export_registry
 from registry.loader import load_registry
+from registry.pins import pinned
 from registry.search import search as search_index
 
 app = typer.Typer(
@@ -148,6 +152,40 @@ def check(
         print_problems(problems)
         raise typer.Exit(code=1)
     console.print(f"[green]✓[/green] {escape(str(directory))}: no problems")
+
+
+@app.command()
+def pin(
+    slug: Annotated[str, typer.Argument(help="The benchmark to pin, such as hbench-demo.")],
+    tasks: Annotated[
+        Path,
+        typer.Option("--tasks", help="The dataset's folder of task folders, at its version."),
+    ],
+    registry: Annotated[
+        Path,
+        typer.Option("--registry", help="The registry folder holding benchmarks/<slug>.json."),
+    ],
+    pinned_from: Annotated[
+        str,
+        typer.Option(
+            "--from", help="What the tasks are: the dataset checkout and its revision, in words."
+        ),
+    ],
+) -> None:
+    """Pin a benchmark's task digests, computed as Harbor computes them, into a registry folder.
+
+    A board of the benchmark then takes only jobs whose lock.json records exactly these
+    digests (task-digest-mismatch otherwise). Needs Harbor (pip install 'hbench[harbor]').
+    """
+    with handled():
+        target = registry / "benchmarks" / f"{slug}.json"
+        if not target.is_file():
+            raise HbenchError("registry-not-found", f"{registry} has no benchmarks/{slug}.json")
+        digests = dataset_digests(tasks)
+        text = pinned(target.read_text(encoding="utf-8"), digests, pinned_from)
+        with atomic_writer(target) as stream:
+            stream.write(text.encode())
+    console.print(f"[green]✓[/green] pinned {len(digests)} task digests in {escape(str(target))}")
 
 
 def _print_record(record: BenchmarkRecord) -> None:

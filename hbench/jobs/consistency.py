@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -295,7 +295,7 @@ def _value_key(value: str) -> str:
 
 
 def _metric_differences(
-    at: str, metrics: list[Mapping[str, object]], trials: list[Trial], job: Job
+    at: str, metrics: Sequence[Mapping[str, object]], trials: list[Trial], job: Job
 ) -> list[Difference]:
     # Only Harbor's default metric is recomputed here: a dataset's own metrics (a script,
     # a sum) are the dataset's to compute.

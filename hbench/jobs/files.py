@@ -103,11 +103,19 @@ class TrialTaskFile(_File):
     source: str | None = None
 
 
+class SourceTrialFile(_File):
+    """`source_trial` of a regrade's trial config: the recorded trial it graded again."""
+
+    trial_id: UUID | None = None
+    path: str | None = None
+
+
 class TrialConfigFile(_File):
     """A trial's `config.json` (also embedded in its `result.json` as `config`)."""
 
     task: TrialTaskFile = Field(default_factory=TrialTaskFile)
     job_id: UUID | None = None
+    source_trial: SourceTrialFile | None = None
 
 
 class TimingFile(_File):

@@ -18,6 +18,7 @@ from registry.datarepo.models import (
     RunRef,
     TokensPerTask,
 )
+from registry.evidence import common_levels
 from registry.loader import Registry
 from registry.placement import OpenBoard
 from registry.schema import NO_MODEL, MetricScale, Price
@@ -51,6 +52,7 @@ class BoardHeader:
     metric: str
     metric_scale: MetricScale
     settings: dict[str, JsonValue]
+    tasks_pinned: bool = False
 
 
 def header_of(slug: str, registry: Registry, open_board: OpenBoard | None) -> BoardHeader:
@@ -63,6 +65,7 @@ def header_of(slug: str, registry: Registry, open_board: OpenBoard | None) -> Bo
             benchmark.metric if benchmark else OPEN_BOARD_METRIC,
             benchmark.metric_scale if benchmark else "fraction",
             open_board.settings,
+            bool(benchmark and benchmark.harbor.task_digests),
         )  # fmt: skip
     board = registry.boards.get(slug)
     benchmark = registry.benchmarks.get(board.benchmark) if board else None
@@ -72,6 +75,7 @@ def header_of(slug: str, registry: Registry, open_board: OpenBoard | None) -> Bo
     return BoardHeader(
         slug, benchmark.harbor.dataset, benchmark.slug, board.model, task_set.task_count,
         benchmark.metric, benchmark.metric_scale, board.settings,
+        bool(benchmark.harbor.task_digests),
     )  # fmt: skip
 
 
@@ -103,6 +107,7 @@ def recompute(
         rows=rows,
         runs_withdrawn=sum(1 for r in runs if r.status == "withdrawn"),
         runs_taken_down=sum(1 for r in runs if r.status == "taken_down"),
+        tasks_pinned=header.tasks_pinned,
     )
 
 
@@ -147,6 +152,7 @@ def _row(  # noqa: PLR0917 - a private helper; its call site names what each val
         ),
         cost_per_task_usd=_round(usage.cost_usd),
         runs=[_run_ref(r, scores[r.id]) for r in runs],
+        evidence=common_levels(r.levels() for r in runs),
     )
 
 
@@ -172,6 +178,7 @@ def _run_ref(run: PublishedRun, score: float) -> RunRef:
         agent_version=run.agent_version,
         published_at=run.published_at,
         provenance=run.provenance,
+        evidence=run.levels(),
     )
 
 

@@ -9,8 +9,9 @@ from typing import Annotated, Literal
 from pydantic import Field, JsonValue, StringConstraints
 from pydantic.dataclasses import dataclass
 
+from registry.evidence import Level, RunEvidence, run_levels
 from registry.placement import EntrySettings
-from registry.schema import DatasetRef, MetricScale, Record, Slug
+from registry.schema import DatasetRef, Digest, MetricScale, Record, Slug
 
 RunId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
 GitHubHandle = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}$")]
@@ -128,6 +129,21 @@ class PublishedRun(Record):
     download: str | None = Field(
         default=None, description="The service path of the redacted job's archive."
     )
+    # Added later: left out of the file while unknown, so earlier records keep their bytes.
+    task_digests: dict[str, Digest] = Field(
+        default_factory=dict,
+        exclude_if=lambda value: not value,
+        description="Each task's digest from the job's lock.json: which task files ran.",
+    )
+    evidence: RunEvidence | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="What the service established about the job (registry/evidence.py).",
+    )
+
+    def levels(self) -> list[Level]:
+        """What the run proves (registry/evidence.py)."""
+        return run_levels(self.evidence, issued=self.issued)
 
 
 class IssuedRuns(Record):
@@ -164,6 +180,7 @@ class RunRef(Record):
     agent_version: str | None
     published_at: datetime
     provenance: Provenance
+    evidence: list[Level] = Field(description="What the run proves (registry/evidence.py).")
 
 
 class BoardRow(Record):
@@ -190,6 +207,7 @@ class BoardRow(Record):
     tokens_per_task: TokensPerTask
     cost_per_task_usd: float | None
     runs: list[RunRef]
+    evidence: list[Level] = Field(description="The levels every public run of the entry holds.")
 
 
 class BoardRows(Record):
@@ -206,3 +224,7 @@ class BoardRows(Record):
     rows: list[BoardRow]
     runs_withdrawn: int
     runs_taken_down: int
+    tasks_pinned: bool = Field(
+        description="The registry pins the digests of the board's task files; when it does "
+        "not, every run on the board ran the task files of its first run."
+    )

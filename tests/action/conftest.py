@@ -21,6 +21,7 @@ from app.db.session import Database
 from app.main import create_app
 from app.settings import Settings
 from tests.action.runner import ActionRunner
+from tests.app.conftest import NO_REGRADES
 from tests.hbench.cli.service import serving
 from tests.http_stub import StubHandler, stub_server
 
@@ -41,7 +42,7 @@ class Service:
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     """The real service in local mode on its default SQLite database, once per module."""
-    settings = Settings(mode="local", state_dir=tmp_path_factory.mktemp("state"))
+    settings = Settings(mode="local", state_dir=tmp_path_factory.mktemp("state"), **NO_REGRADES)
     database = Database(settings.effective_database_url)
     try:
         with serving(create_app(settings)) as url:

@@ -99,9 +99,14 @@ def db(database_url: str) -> Iterator[Session]:
     database.dispose()
 
 
+NO_REGRADES = {"regrade_enabled": False}
+"""Most tests' services regrade nothing, as a service so configured: a regrade runs Harbor,
+which the tests of regrading (tests/app/regrade/) do for real."""
+
+
 @pytest.fixture
 def settings(tmp_path: Path, database_url: str) -> Settings:
-    return Settings(state_dir=tmp_path / "state", database_url=database_url)
+    return Settings(state_dir=tmp_path / "state", database_url=database_url, **NO_REGRADES)
 
 
 @pytest.fixture
@@ -152,7 +157,12 @@ GITHUB = {
 
 def github_settings(settings: Settings, **changes: object) -> Settings:
     """The same state and database, in GitHub mode with complete (fake) App settings."""
-    values = {**GITHUB, "state_dir": settings.state_dir, "database_url": settings.database_url}
+    values = {
+        **GITHUB,
+        **NO_REGRADES,
+        "state_dir": settings.state_dir,
+        "database_url": settings.database_url,
+    }
     return Settings(**{**values, **changes})
 
 

@@ -19,6 +19,8 @@ TABLES |= {"github_command_actions"}
 TABLES |= {"reports", "reproduced_runs", "rate_limit_hits"}
 # Publishing (app/publish/).
 TABLES |= {"trial_prints"}
+# Regrading uploaded jobs (app/regrade/).
+TABLES |= {"regrades"}
 # SQLite's reflection can't read an index on an expression (`lower(login)`), so comparing
 # the schema skips that one there, with a warning; PostgreSQL compares it, and
 # test_models holds it to its purpose on both.

@@ -28,6 +28,7 @@ from app.dependencies import get_database
 from app.errors import install_error_handlers
 from app.main import create_app
 from app.settings import Settings
+from tests.app.conftest import NO_REGRADES
 
 from .conftest import Service
 
@@ -149,7 +150,7 @@ def lock_sqlite(service: Service, database_url: str, archive: bytes) -> httpx.Re
 def test_a_request_that_finds_no_free_connection_in_time_is_answered_503(
     tmp_path: Path,
 ) -> None:
-    settings = Settings(state_dir=tmp_path / "state", writer_enabled=False)
+    settings = Settings(state_dir=tmp_path / "state", writer_enabled=False, **NO_REGRADES)
     app = create_app(settings)
     crowded = Database(
         settings.effective_database_url, pool_size=1, max_overflow=0, pool_timeout=0.2

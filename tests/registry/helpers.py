@@ -8,8 +8,10 @@ from typing import Any
 
 from hbench.demo import DATASET_REF, task_names
 from hbench.sandbox import IMPORT_PATH
-from registry.loader import DEFAULT_DIR
+from registry.loader import DEFAULT_DIR, load_registry
 from registry.placement import JobFacts, TrialFacts
+
+DEMO_PINS = load_registry().benchmarks["hbench-demo"].harbor.task_digests or {}
 
 
 def demo_facts(**changes: Any) -> JobFacts:
@@ -25,6 +27,8 @@ def demo_facts(**changes: Any) -> JobFacts:
         "agent_version": "1.0.0",
         "environment": IMPORT_PATH,
         "trials": [TrialFacts(task=t, reward=0.0 if t == "prime-factor" else 1.0) for t in tasks],
+        # The demo's own task files, as the registry pins them.
+        "task_digests": DEMO_PINS,
     }
     base.update(changes)
     return JobFacts(**base)

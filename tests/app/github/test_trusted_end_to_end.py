@@ -22,6 +22,7 @@ from app.main import create_app
 from app.settings import Settings
 from app.site import page
 from registry.datarepo import layout
+from tests.app.conftest import NO_REGRADES
 from tests.fakes.github import FakeGitHub
 from tests.fakes.github.webhooks import installation_payload
 from tests.hbench.cli.helpers import hbench, write_spec
@@ -47,6 +48,7 @@ def settings(tmp_path: Path, database_url: str, fake: FakeGitHub) -> Settings:
         writer_enabled=False,
         public_url=SERVICE_URL,
         oidc_issuer=fake.url,
+        **NO_REGRADES,
     )
 
 

@@ -30,7 +30,7 @@ from registry.datarepo.models import BoardRows
 
 from ..bench.conftest import NOW, FakeClock, clock, sealed, sealed_archive, upload
 from ..bench.jobs import SealedJob, packed
-from ..conftest import bearer
+from ..conftest import NO_REGRADES, bearer
 
 __all__ = ["NOW", "FakeClock", "clock", "sealed", "sealed_archive"]
 
@@ -38,7 +38,10 @@ __all__ = ["NOW", "FakeClock", "clock", "sealed", "sealed_archive"]
 @pytest.fixture
 def settings(tmp_path: Path, database_url: str) -> Settings:
     """The tests' settings, with the background writer off (tests run it themselves)."""
-    return Settings(state_dir=tmp_path / "state", database_url=database_url, writer_enabled=False)
+    return Settings(
+        state_dir=tmp_path / "state", database_url=database_url, writer_enabled=False,
+        **NO_REGRADES,
+    )  # fmt: skip
 
 
 def variant(
@@ -71,7 +74,11 @@ def _shifted(value: Any, shift: timedelta) -> Any:
         return value
     if isinstance(value, dict):
         return {
-            k: (_move(v, shift) if k in {"started_at", "finished_at"} else _shifted(v, shift))
+            k: (
+                _move(v, shift)
+                if k in {"started_at", "finished_at", "updated_at", "created_at"}
+                else _shifted(v, shift)
+            )
             for k, v in value.items()
         }
     if isinstance(value, list):

@@ -41,11 +41,18 @@ def published_job(db: Session, **summary: Any) -> Job:
 def test_a_published_run_is_recorded_as_validated(db: Session, client: TestClient) -> None:
     job = published_job(db)
 
-    row = record_published_run(db, job, "hbench-demo", registry=default_registry(), now=NOW)
+    row = record_published_run(
+        db, job, "hbench-demo", registry=default_registry(), now=NOW,
+        evidence=["self-reported", "issued"],
+    )  # fmt: skip
     db.commit()
 
     assert row is not None
     data = client.get(f"/v1/runs/{row.id}").json()["data"]
+    evidence = data.pop("evidence")
+    assert evidence["levels"] == ["self-reported", "issued"]
+    assert "unchanged since the submitter sealed them" in evidence["description"]
+    assert "issued the run's spec before it ran" in evidence["description"]
     assert data | {"id": None} == {
         "id": None, "benchmarkSlug": "hbench-demo", "model": "none", "modelSlug": "none",
         "harness": "oracle", "taskCount": 5, "nAttempts": 1, "score": 80.0,

@@ -13,6 +13,7 @@ from httpx import Response
 from app.settings import Settings
 
 from ..bench.conftest import sealed, sealed_archive
+from ..conftest import NO_REGRADES
 
 __all__ = ["sealed", "sealed_archive"]
 
@@ -23,7 +24,10 @@ TOKEN_FIELD = re.compile(r'name="csrf_token" value="([0-9a-f]*)"')
 @pytest.fixture
 def settings(tmp_path: Path, database_url: str) -> Settings:
     """Local mode, with the data-repo writer off: these tests look at the database."""
-    return Settings(state_dir=tmp_path / "state", database_url=database_url, writer_enabled=False)
+    return Settings(
+        state_dir=tmp_path / "state", database_url=database_url, writer_enabled=False,
+        **NO_REGRADES,
+    )  # fmt: skip
 
 
 def form_token(page: Response) -> str:

@@ -25,6 +25,7 @@ from tests.browser import chromium
 from tests.hbench.cli.service import serving
 
 from ..bench.jobs import SealedJob
+from ..conftest import NO_REGRADES
 from ..site.contrast import contrast, parse_colour
 from .browser import (
     TEXT_COLOURS,
@@ -49,7 +50,9 @@ PAGES = {
 @pytest.fixture(scope="module")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     """Local mode on SQLite in the module's state directory."""
-    return Settings(state_dir=tmp_path_factory.mktemp("web") / "state", writer_enabled=False)
+    return Settings(
+        state_dir=tmp_path_factory.mktemp("web") / "state", writer_enabled=False, **NO_REGRADES
+    )
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ from tests.fakes.github import FakeGitHub, create_fake_github
 from tests.hbench.cli.helpers import hbench, write_spec
 from tests.hbench.cli.service import loopback_socket, serving_on, url_of
 
-from ..conftest import github_settings
+from ..conftest import NO_REGRADES, github_settings
 from ..github.conftest import rsa_keys
 from .browser import Console, screenshot
 
@@ -62,7 +62,7 @@ def service(tmp_path: Path, github: FakeGitHub) -> Iterator[tuple[str, Settings]
     url = url_of(sock)
     fake = github
     served = github_settings(
-        Settings(state_dir=tmp_path / "state"),
+        Settings(state_dir=tmp_path / "state", **NO_REGRADES),
         github_app_id=fake.app.id,
         github_private_key=fake.app.private_key_pem,
         github_webhook_secret=fake.app.webhook_secret,

@@ -16,7 +16,7 @@ from app.db.session import Database
 from app.main import create_app
 from app.settings import Settings
 from hbench import __version__
-from tests.app.conftest import database_url, migrated_database_url  # noqa: F401 - both databases
+from tests.app.conftest import NO_REGRADES, database_url, migrated_database_url  # noqa: F401 - both databases
 from tests.conftest import HarborJobFactory
 from tests.hbench.cli.helpers import hbench
 from tests.hbench.cli.service import serving
@@ -33,7 +33,9 @@ def demo_job(harbor_job: HarborJobFactory) -> Path:
 @pytest.fixture
 def service(tmp_path: Path, database_url: str) -> Iterator[tuple[str, str]]:  # noqa: F811 - the fixture
     """The service's base URL, and an API token of alice's."""
-    settings = Settings(mode="local", state_dir=tmp_path / "state", database_url=database_url)
+    settings = Settings(
+        mode="local", state_dir=tmp_path / "state", database_url=database_url, **NO_REGRADES
+    )
     database = Database(database_url)
     try:
         with database.session() as session:

@@ -33,7 +33,7 @@ from app.db.session import Database
 from app.main import create_app
 from app.settings import Settings
 from hbench.digest import spec_digest
-from tests.app.conftest import database_url, migrated_database_url  # noqa: F401 - both databases
+from tests.app.conftest import NO_REGRADES, database_url, migrated_database_url  # noqa: F401 - both databases
 from tests.hbench.cli.helpers import HBENCH, hbench
 from tests.hbench.cli.service import serving
 from tests.hbench.cli.upload_server import upload_server
@@ -81,7 +81,9 @@ def running(settings: Settings) -> Iterator[Running]:
 @pytest.fixture
 def service(tmp_path: Path, database_url: str) -> Iterator[Running]:  # noqa: F811 - the fixture
     """The service on each database in turn."""
-    settings = Settings(mode="local", state_dir=tmp_path / "state", database_url=database_url)
+    settings = Settings(
+        mode="local", state_dir=tmp_path / "state", database_url=database_url, **NO_REGRADES
+    )
     with running(settings) as service:
         yield service
 
@@ -90,7 +92,7 @@ def service(tmp_path: Path, database_url: str) -> Iterator[Running]:  # noqa: F8
 def sqlite_service(tmp_path: Path) -> Iterator[Running]:
     """The service on its default database, a SQLite file in its state directory: for
     tests of what the client and Harbor do with a spec, which no database changes."""
-    with running(Settings(mode="local", state_dir=tmp_path / "state")) as service:
+    with running(Settings(mode="local", state_dir=tmp_path / "state", **NO_REGRADES)) as service:
         yield service
 
 
