@@ -13,6 +13,8 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, Field
 
 from app.db.models import Job
+from app.regrade.service import regrade_json, run_evidence
+from registry.evidence import Level, run_levels
 
 CheckStatus = Literal["passed", "failed", "skipped"]
 JobStatusName = Literal["private", "published", "withdrawn", "deleted"]
@@ -52,6 +54,30 @@ class JobBoards(BaseModel):
     notes: list[BoardNote] = Field(description="Why the job fits no board, when it fits none.")
 
 
+class RegradeDifference(BaseModel):
+    """A graded trial whose regrade gave other rewards than the job records."""
+
+    task: str
+    trial: str
+    recorded: dict[str, float]
+    regraded: dict[str, float] | None = Field(description="Null when the verifier gave none.")
+    why: str | None = None
+
+
+class RegradeInfo(BaseModel):
+    """Whether the service graded the job's recorded outputs again, and what it found."""
+
+    status: Literal["queued", "running", "agreed", "disagreed", "not_regradable", "failed"] = (
+        Field(
+            description="`agreed`: every graded trial got the same rewards again; `disagreed`: "
+            "some did not (`differences`), and the job can't be published (regrade-mismatch); "
+            "`not_regradable` or `failed`: why is in `note`, and the job stays self-reported."
+        )
+    )
+    note: str | None
+    differences: list[RegradeDifference]
+
+
 class Redactions(BaseModel):
     """Key-like values replaced with `[REDACTED]` in the stored copy, counted per file."""
 
@@ -75,12 +101,18 @@ class JobInfo(BaseModel):
     boards: JobBoards
     issued_run_id: uuid.UUID | None = Field(description="The issued run it was uploaded as.")
     uploaded_at: datetime
+    regrade: RegradeInfo
+    evidence: list[Level] = Field(
+        description="What the job proves, as its board row would show it (docs/trust.md): "
+        "`self-reported`, and `regraded` and `issued` where they hold."
+    )
 
     @classmethod
     def from_row(cls, row: Job) -> Self:
         summary = row.summary
         placed = summary["boards"]
         opens = placed.get("opens")
+        regrade = regrade_json(row.regrade)
         return cls(
             id=row.id,
             harbor_job_id=row.job_id,
@@ -99,6 +131,10 @@ class JobInfo(BaseModel):
             ),
             issued_run_id=row.issued_run_id,
             uploaded_at=row.uploaded_at,
+            regrade=RegradeInfo.model_validate(regrade),
+            evidence=run_levels(
+                run_evidence(row, row.regrade), issued=row.issued_run_id is not None
+            ),
         )
 
 

@@ -108,7 +108,7 @@ def store_job(
             session.add(row)
             insert(session, row)
             if regrade is not None:
-                session.add(regrade)
+                row.regrade = regrade
             session.commit()
     except BaseException:
         blobs.delete(row.blob_key)

@@ -230,6 +230,8 @@ class Job(Base):
     taken_down_at: Mapped[datetime | None]
     # When retention hid an unpublished job's files (app/publish/retention.py).
     files_hidden_at: Mapped[datetime | None]
+    # Whether the service graded its recorded outputs again, and what it found.
+    regrade: Mapped[Regrade | None] = relationship(lazy="selectin", passive_deletes=True)
 
 
 class TrialPrint(Base):
