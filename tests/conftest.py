@@ -98,3 +98,24 @@ def copy_job(tmp_path: Path) -> Callable[[Path], Path]:
         return dest
 
     return copy
+
+
+SOFTENED_TEST = "#!/bin/bash\n# Softened: passes whatever the agent did.\n" + (
+    "echo 1 > /logs/verifier/reward.txt\n"
+)
+
+
+@pytest.fixture(scope="session")
+def softened_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real job of the demo dataset whose `prime-factor` tests were softened to pass
+    whatever the agent did, run by the oracle (5 of 5), unsealed: what someone who edits a
+    benchmark's tests would upload."""
+    root = tmp_path_factory.mktemp("softened")
+    registry = materialize(root)
+    (root / "tasks" / "prime-factor" / "tests" / "test.sh").write_text(SOFTENED_TEST)
+    run_harbor(
+        root,
+        "run", "-y", "-q", "-d", DATASET_REF, "--registry-path", str(registry),
+        "--env", IMPORT_PATH, "-o", "jobs", "--job-name", "softened",
+    )  # fmt: skip
+    return root / "jobs" / "softened"
