@@ -69,8 +69,8 @@ def manifest_identity(evidence: Evidence) -> Outcome:
     problems = identity_problems(manifest, identity.harbor_version, identity.job_id)
     if problems:
         fix = (
-            f"; {MANIFEST_NAME} was taken from another job or edited: reseal the job with "
-            "`hbench jobs resume -p jobs/<job-name>`"
+            f"; {MANIFEST_NAME} was taken from another job or edited: upload the job as "
+            "hbench sealed it, or run the benchmark again for a new result"
         )
         return failed([Problem(p.code, p.message + fix, p.path) for p in problems])
     return passed(f"names job {identity.job_id} and Harbor {identity.harbor_version}")
