@@ -7,13 +7,20 @@ code (`hbench.service`), so the CLI prints the service's detail and its code.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from hbench.errors import HbenchError
 from hbench.service import ServiceClient
 
 JOBS_PATH = "/api/bench/jobs"
+REGRADE_PENDING = "regrade-pending"
+DEFAULT_REGRADE_WAIT = 600.0
+"""How long `hbench bench publish` waits for the service's regrade of a job by default."""
+FIRST_PAUSE, MAX_PAUSE = 1.0, 15.0
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,30 @@ class Bench(ServiceClient):
     def publish(self, job_id: str, board: str | None = None) -> dict[str, Any]:
         body = {"board": board} if board is not None else None
         return self._dict(self.call("POST", f"{job_path(job_id)}/publish", body))
+
+    def publish_when_regraded(
+        self,
+        job_id: str,
+        board: str | None = None,
+        *,
+        wait: float = DEFAULT_REGRADE_WAIT,
+        waiting: Callable[[], None] = lambda: None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> dict[str, Any]:
+        """Publish, waiting up to `wait` seconds while the service regrades the job
+        (`regrade-pending`); `waiting` is called once, when the first wait begins."""
+        deadline = time.monotonic() + wait
+        pause = FIRST_PAUSE
+        while True:
+            try:
+                return self.publish(job_id, board)
+            except HbenchError as error:
+                if error.code != REGRADE_PENDING or time.monotonic() + pause > deadline:
+                    raise
+            if pause == FIRST_PAUSE:
+                waiting()
+            sleep(pause)
+            pause = min(pause * 2, MAX_PAUSE)
 
     def withdraw(self, job_id: str) -> dict[str, Any]:
         return self._dict(self.call("POST", f"{job_path(job_id)}/withdraw"))

@@ -9,8 +9,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from hbench.bench import Bench
-from hbench.cli.output import console, handled
+from hbench.bench import DEFAULT_REGRADE_WAIT, Bench
+from hbench.cli.output import console, errors, handled
 from hbench.cli.service_options import TokenEnvOption, UrlOption, token_from_env
 
 app = typer.Typer(
@@ -41,11 +41,15 @@ def list_jobs(
     if not jobs:
         console.print("You have no jobs on Your bench.")
         return
-    table = Table("id", "name", "status", "dataset", "agent", "score", "boards", "uploaded")
+    table = Table(
+        "id", "name", "status", "dataset", "agent", "score", "boards", "regrade", "evidence",
+        "uploaded",
+    )  # fmt: skip
     for job in jobs:
         table.add_row(
             job["id"], escape(job["name"]), job["status"], escape(str(job["dataset"])),
             escape(job["agent"]), f"{job['score']:.3f}", escape(boards_text(job["boards"])),
+            job["regrade"]["status"].replace("_", " "), ", ".join(job["evidence"]),
             job["uploaded_at"],
         )  # fmt: skip
     console.print(table)
@@ -67,10 +71,28 @@ def publish(
     board: Annotated[
         str | None, typer.Option("--board", help="The board, when the job fits several.")
     ] = None,
+    wait: Annotated[
+        float,
+        typer.Option(
+            "--wait",
+            min=0,
+            help="Seconds to wait while the service regrades the job (regrade-pending).",
+        ),
+    ] = DEFAULT_REGRADE_WAIT,
 ) -> None:
-    """Publish a private job's score to its board (once, within 30 days of its upload)."""
+    """Publish a private job's score to its board (once, within 30 days of its upload).
+
+    A job the service is still regrading is published once the regrade agrees: this
+    waits for it, up to --wait seconds.
+    """
+
+    def waiting() -> None:
+        errors.print("The service is regrading the job's recorded outputs; waiting for it…")
+
     with handled():
-        done = bench_for(url, token_env).publish(job_id, board)
+        done = bench_for(url, token_env).publish_when_regraded(
+            job_id, board, wait=wait, waiting=waiting
+        )
     opened = " (a new board)" if done.get("opened_board") else ""
     console.print(
         f"[green]✓[/green] published job {done['id']} on {escape(done['board'])}{opened} "
