@@ -3,8 +3,9 @@
 It starts the service in local mode (SQLite, a local blob folder, the demo
 registry) and takes a real job of the bundled demo dataset through the same
 commands a contributor types: issue a run, run it with Harbor in the bubblewrap
-sandbox, verify the sealed job, upload it with its run token, publish it, write
-the local data repository, show the board's rows and build the site. Each
+sandbox, verify the sealed job, upload it with its run token, let the service's worker
+regrade it, publish it, write the local data repository, show the board's rows (the run
+issued and regraded) and build the site. Each
 command is printed before it runs, so the output reads as a tour.
 """
 
@@ -103,6 +104,18 @@ def board_shows_entry(page: str) -> bool:
     return False
 
 
+EXPECTED_EVIDENCE = ["self-reported", "regraded", "issued"]
+
+
+def check_evidence(rows_file: Path) -> None:
+    """The demo run's row must say what it proves: issued by the service, and regraded."""
+    rows = json.loads(rows_file.read_text())["rows"]
+    held = [row["evidence"] for row in rows if row["entry"].startswith("oracle-")]
+    if EXPECTED_EVIDENCE not in held:
+        sys.exit(f"walkthrough stopped: the demo row's evidence is {held}, not {EXPECTED_EVIDENCE}")
+    print(f"the demo row's evidence: {', '.join(EXPECTED_EVIDENCE)}")
+
+
 def show_entry_and_run(site: Path, url: str) -> None:
     """Check the built site's entry and run pages for the published demo job, and print
     their addresses on the running service."""
@@ -173,13 +186,20 @@ def main(argv: list[str] | None = None) -> int:
         account = ["--url", url, "--token-env", "HPG_API_TOKEN"]
         listed = step("List Your bench", [*bench, "list", *account, "--json"], cwd=root, env=env)
         job_id = json.loads(listed)[0]["id"]
-        step("Publish the job to its board",
+        print(f"the service's regrade of the job is {json.loads(listed)[0]['regrade']['status']}")
+        step("Publish the job to its board, once the service's worker has regraded it",
              [*bench, "publish", job_id, *account], cwd=root, env=env)  # fmt: skip
+        regraded = json.loads(
+            step("Show the job's regrade", [*bench, "list", *account, "--json"], cwd=root, env=env)
+        )
+        if regraded[0]["regrade"]["status"] != "agreed":
+            sys.exit(f"walkthrough stopped: the regrade is {regraded[0]['regrade']}")
         step("Write the publish to the local data repository (the service's writer may "
              "have already)", [str(BIN / "hbench-app"), "data-repo", "write", "--once",
                                "--state-dir", str(state)], cwd=root, env=env)  # fmt: skip
         rows = state / "data" / "boards" / "hbench-demo" / "rows.json"
         step("Show the board's rows in the data repository", ["cat", str(rows)], cwd=root, env=env)
+        check_evidence(rows)
         site = root / "site"
         step("Build the site from the data repository", [
             str(BIN / "hbench-app"), "site", "build", "--data-repo", str(state / "data"),
