@@ -62,6 +62,32 @@ def remove_all_trials(job: Path) -> None:
     edit_json(job / "result.json", lambda data: data.update(n_total_trials=0))
 
 
+def failed_trial(job: Path) -> Path:
+    return next(t for t in trial_folders(job) if t.name.startswith("prime-factor__"))
+
+
+def pass_a_failed_trial(job: Path) -> None:
+    """A failed trial's reward set to 1 in its result.json and its reward.txt: the forgery
+    `hbench jobs resume` refuses to seal, sealed here with hbench's own sealing code."""
+    trial = failed_trial(job)
+    edit_json(trial / "result.json", lambda r: r["verifier_result"]["rewards"].update(reward=1.0))
+
+
+def drop_a_trial(job: Path) -> None:
+    shutil.rmtree(failed_trial(job))
+
+    def fewer(result: dict[str, Any]) -> None:
+        result["n_total_trials"] -= 1
+        result["stats"]["n_completed_trials"] -= 1
+
+    edit_json(job / "result.json", fewer)
+
+
+def add_a_trial(job: Path) -> None:
+    source = next(t for t in trial_folders(job) if t.name.startswith("hello-file__"))
+    shutil.copytree(source, job / "hello-file__AddedX")
+
+
 CASES: dict[str, Case] = {
     # The seal: the manifest is there, readable, recent enough, and matches every byte.
     "no manifest": Case(
@@ -117,6 +143,18 @@ CASES: dict[str, Case] = {
     ),
     # Every failure is listed: the job has two of six attempts each, and six is too many.
     "six attempts": Case(setting(n_attempts=6), ("job-incomplete", "job-attempts-out-of-range")),
+    # Forgeries sealed again: each disagrees with another copy the job keeps.
+    "a reward edited and sealed again": Case(pass_a_failed_trial, ("trial-reward-mismatch",)),
+    "a trial dropped, its counts edited, sealed again": Case(
+        drop_a_trial, ("job-incomplete", "job-plan-mismatch")
+    ),
+    "a trial added and sealed again": Case(add_a_trial, ("job-trials-extra", "job-plan-mismatch")),
+    "a trial's time moved and sealed again": Case(
+        lambda job: edit_json(
+            first_trial(job) / "result.json", lambda r: r.update(started_at="2020-01-01T00:00:00Z")
+        ),
+        ("trial-time-outside-job",),
+    ),
     # How it ran.
     "timeouts retried": Case(
         setting(retry={"max_retries": 1, "exclude_exceptions": ["RewardFileNotFoundError"]}),
