@@ -1,7 +1,9 @@
-"""Redaction: every pattern on realistic log lines, what must stay, idempotence, files and folders.
+"""Redaction: every family of rules on realistic log lines, what must stay, idempotence,
+files and folders.
 
-Fake keys are built by `fake()` at run time rather than written out, so no
-secret scanner mistakes this file for a leak.
+Fake keys are built by `fake()` at run time rather than written out, so no secret
+scanner mistakes this file for a leak. Each has the shape of a real key of its kind
+(length, alphabet, fixed parts), so the rule that finds real ones finds it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from hypothesis import strategies as st
 
 from app.uploads.redact import (
     OVERLAP,
-    PATTERNS,
     READ_CHUNK,
     REDACTED,
     Redacted,
@@ -30,18 +31,25 @@ from app.uploads.redact import (
     redact_file,
     redact_folder,
     redact_text,
+    rules,
 )
+from app.uploads.redaction.rules import default_ruleset
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs" / "redaction.md"
 ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+UPPER32 = string.ascii_uppercase + "234567"
 
 
 def fake(prefix: str, length: int, alphabet: str = ALNUM, seed: int = 0) -> str:
-    """A deterministic random-looking key: `prefix` and `length` characters of `alphabet`."""
+    """A deterministic random-looking key: `prefix` and `length` characters of `alphabet`,
+    starting with a digit and a capital where the alphabet has them, as real keys do."""
     rng = random.Random(f"{prefix}{length}{seed}")  # noqa: S311 - reproducible, not secret
     body = [rng.choice(alphabet) for _ in range(length)]
-    body[0], body[1] = "7", "Q"  # a digit and a capital, as every real key has
+    for i, pool in enumerate((string.digits, string.ascii_uppercase)):
+        if length > i and set(pool) & set(alphabet):
+            body[i] = rng.choice(sorted(set(pool) & set(alphabet)))
     return prefix + "".join(body)
 
 
@@ -49,84 +57,125 @@ def pem_body() -> str:
     return "\n".join(fake("", 64, ALNUM + "+/", seed=i) for i in range(5))
 
 
-# (pattern, a log line holding one secret, the secret) for every pattern.
 OPENAI = fake("sk-proj-", 48)
+"""An OpenAI-style key in a format gitleaks' exact rule doesn't match (`sk-api-key` does)."""
+RANDOM40 = fake("", 40)
 CASES = [
+    # --- Our own rules (app/uploads/rules/hbench.toml) ---
     (
         "private-key-block",
         f"-----BEGIN PRIVATE KEY-----\n{pem_body()}\n-----END PRIVATE KEY-----\n",
         pem_body(),
     ),
-    (
-        "anthropic-api-key",
-        "anthropic.AuthenticationError: invalid x-api-key {k}",
-        fake("sk-ant-api03-", 80),
-    ),
-    (
-        "openrouter-api-key",
-        "Authorization failed for {k} (401)",
-        fake("sk-or-v1-", 64, "0123456789abcdef"),
-    ),
-    ("openai-api-key", "Incorrect API key provided: {k}. You can find your API key at", OPENAI),
-    (
-        "google-api-key",
-        "GET /v1beta/models/gemini-2.5-pro:generateContent?key={k} 400",
-        fake("AIza", 35),
-    ),
-    ("google-oauth-token", "refreshed credentials: {k}", fake("ya29.a0", 120)),
+    ("google-oauth-token", "refreshed credentials: {k}", fake("ya29.a0", 120, ALNUM + "_-")),
     ("groq-api-key", "groq.AuthenticationError: Invalid API Key ({k})", fake("gsk_", 52)),
     ("xai-api-key", "xai: 401 Unauthorized for key {k}", fake("xai-", 80)),
-    ("huggingface-token", "Token is valid (permission: read): {k}", fake("hf_", 34)),
-    ("perplexity-api-key", "using {k} for search", fake("pplx-", 48)),
     ("replicate-api-token", "replicate.run failed with token {k}", fake("r8_", 37)),
-    ("nvidia-api-key", "NIM call with {k}", fake("nvapi-", 64)),
+    ("nvidia-api-key", "NIM call with {k}", fake("nvapi-", 64, ALNUM + "_-")),
     (
         "langsmith-api-key",
         "LangSmith tracing enabled ({k})",
-        fake("lsv2_pt_", 32, "0123456789abcdef") + "_" + fake("", 10, "0123456789abcdef"),
+        fake("lsv2_pt_", 32, HEX) + "_" + fake("", 10, HEX),
     ),
-    ("daytona-api-key", "daytona sandbox created with {k}", fake("dtn_", 64)),
-    ("e2b-api-key", "E2B sandbox: {k}", fake("e2b_", 40, "0123456789abcdef")),
+    ("daytona-api-key", "daytona sandbox created with {k}", fake("dtn_", 64, HEX)),
+    ("e2b-api-key", "E2B sandbox: {k}", fake("e2b_", 40, HEX)),
     ("modal-token", "modal token set --token-id {k}", fake("ak-", 22)),
-    (
-        "github-token",
-        "git clone https://x-access-token:{k}@github.com/org/repo.git",
-        fake("ghs_", 36),
-    ),
-    (
-        "github-fine-grained-token",
-        "gh auth status: Logged in with {k}",
-        fake("github_pat_", 82, ALNUM + "_"),
-    ),
     (
         "hbench-token",
         "hbench jobs upload -H 'hpg-run-token: {k}' jobs/demo",
         fake("hpr_", 43, ALNUM + "_-"),
     ),
-    ("slack-token", "slack_sdk: posting as {k}", fake("xoxb-", 50, ALNUM + "-")),
     (
-        "aws-access-key-id",
-        "botocore: found credentials {k} in environment",
-        fake("AKIA", 16, string.ascii_uppercase + string.digits),
+        "discord-webhook-url",
+        "POST https://discord.com/api/webhooks/123456789012345678/{k} 204",
+        fake("", 68, ALNUM + "_-"),
     ),
+    (
+        "authorization-header",
+        "> GET /user HTTP/1.1\n> Authorization: token {k}\n> Accept: */*",
+        RANDOM40,
+    ),
+    (
+        "cookie-header",
+        "> Cookie: {k}\n",
+        f"sessionid={fake('', 32)}; csrftoken={fake('', 32, seed=1)}",
+    ),
+    ("set-cookie-header", "< Set-Cookie: session={k}; Path=/; HttpOnly", fake("", 48)),
+    ("url-password", "connecting to postgresql://bench:{k}@db:5432/bench", fake("", 16)),
+    ("sk-api-key", "Incorrect API key provided: {k}. You can find your API key at", OPENAI),
+    ("bearer-token", "retrying POST /v1/messages with Bearer {k}", RANDOM40),
+    ("generic-credential", "AWS_SECRET_ACCESS_KEY={k}", fake("", 40, ALNUM + "/+")),
+    ("generic-high-entropy", '{{"agent": {{"kwargs": {{"zeta": "{k}"}}}}}}', RANDOM40),
+    # --- gitleaks' rules, for formats that leaked before they were vendored ---
+    ("stripe-access-token", "stripe.api_key = {k}", fake("sk_live_", 99)),
+    (
+        "slack-webhook-url",
+        "posting to {k}",
+        "https://hooks.slack.com/services/T0"
+        + fake("", 7, UPPER32)
+        + "/B0"
+        + fake("", 7, UPPER32, seed=1)
+        + "/"
+        + fake("", 24),
+    ),
+    (
+        "slack-bot-token",
+        "slack_sdk: posting as {k}",
+        "xoxb-"
+        + fake("", 12, string.digits)
+        + "-"
+        + fake("", 13, string.digits)
+        + "-"
+        + fake("", 24),
+    ),
+    ("github-pat", "git push with {k}", fake("ghp_", 36)),
+    (
+        "github-app-token",
+        "git clone https://x-access-token:{k}@github.com/org/repo.git",
+        fake("ghs_", 36),
+    ),
+    (
+        "github-fine-grained-pat",
+        "gh auth status: Logged in with {k}",
+        fake("github_pat_", 82, ALNUM + "_"),
+    ),
+    ("gitlab-pat", "remote: using {k}", fake("glpat-", 20, ALNUM + "_-")),
+    ("sendgrid-api-token", "SendGrid send failed for {k}", fake("SG.", 22) + "." + fake("", 43)),
+    ("mailgun-private-api-token", "MAILGUN_API_KEY={k}", fake("key-", 32, HEX)),
+    (
+        "anthropic-api-key",
+        "anthropic.AuthenticationError: invalid x-api-key {k}",
+        fake("sk-ant-api03-", 93, ALNUM + "_-") + "AA",
+    ),
+    (
+        "openai-api-key",
+        "Incorrect API key provided: {k}",
+        fake("sk-proj-", 74, ALNUM + "_-") + "T3BlbkFJ" + fake("", 74, ALNUM + "_-", seed=1),
+    ),
+    (
+        "aws-access-token",
+        "botocore: found credentials {k} in environment",
+        fake("AKIA", 16, UPPER32),
+    ),
+    (
+        "gcp-api-key",
+        "GET /v1beta/models/gemini-2.5-pro:generateContent?key={k} 400",
+        fake("AIza", 35),
+    ),
+    (
+        "huggingface-access-token",
+        "Token is valid (permission: read): {k}",
+        fake("hf_", 34, string.ascii_letters),
+    ),
+    ("perplexity-api-key", "using {k} for search", fake("pplx-", 48)),
     (
         "jwt",
         "OIDC token: {k}",
         "eyJhbGciOiJSUzI1NiJ9." + fake("eyJ", 60) + "." + fake("", 86, ALNUM + "-_"),
     ),
-    (
-        "authorization-header",
-        "> GET /user HTTP/1.1\n> Authorization: token {k}\n> Accept: */*",
-        fake("", 40),
-    ),
-    ("bearer-token", "retrying POST /v1/messages with Bearer {k}", fake("", 40)),
-    ("url-password", "connecting to postgresql://bench:{k}@db:5432/bench", fake("", 16)),
-    ("api-key-assignment", 'MISTRAL_API_KEY="{k}"', fake("", 32)),
-    ("token-assignment", "  github:\n    token: {k}\n", fake("", 40)),
-    ("secret-assignment", "aws_secret_access_key = {k}", fake("", 40, ALNUM + "/+")),
-    ("password-assignment", '{{"db_password": "{k}", "user": "bench"}}', "hunter2-but-longer"),
-    ("private-key-assignment", "WALLET_PRIVATE_KEY={k}", "0x" + fake("", 64, "0123456789abcdef")),
 ]
+"""(the rule that names it, a line holding one secret, the secret)."""
+OWN_RULES = [rule.id for rule in rules() if rule.source == "hbench"]
 
 
 def line(template: str, secret: str) -> str:
@@ -145,8 +194,15 @@ def test_each_pattern_redacts_its_secret_in_a_log_line(
     assert [found for found, _ in find_secrets(text.encode())] == [name]
 
 
-def test_every_pattern_has_a_case() -> None:
-    assert [c[0] for c in CASES] == [p.name for p in PATTERNS]
+def test_every_rule_of_ours_has_a_case() -> None:
+    assert [c[0] for c in CASES[: len(OWN_RULES)]] == OWN_RULES
+
+
+def test_a_redaction_record_names_its_rule() -> None:
+    text = "\n".join(line(template, secret) for _, template, secret in CASES[:3])
+    result = redact_text(text + f"\nsecond {fake('gsk_', 52, seed=2)}")
+    assert result.rules == {"private-key-block": 1, "google-oauth-token": 1, "groq-api-key": 2}
+    assert result.count == 4
 
 
 @pytest.mark.parametrize(("name", "template", "secret"), CASES, ids=[c[0] for c in CASES])
@@ -217,7 +273,7 @@ def test_an_env_dump_is_redacted_line_by_line() -> None:
             f"GITHUB_TOKEN={fake('ghp_', 36)}",
             "HOME=/root",
             f"AWS_SECRET_ACCESS_KEY={fake('', 40, ALNUM + '/+')}",
-            f"AWS_ACCESS_KEY_ID={fake('ASIA', 16, string.ascii_uppercase + string.digits)}",
+            f"AWS_ACCESS_KEY_ID={fake('ASIA', 16, UPPER32)}",
             "PWD=/app",
             "HARBOR_TELEMETRY=0",
         ]
@@ -241,7 +297,14 @@ def test_several_secrets_on_one_line_are_each_counted() -> None:
         f'curl -u bench:{fake("", 20)} -H "Authorization: Bearer {fake("", 40)}" '
         f'"https://u:{fake("", 12)}@x.org/?key={fake("AIza", 35)}"'
     )
-    assert redact_text(text).count == 3  # -u is not a pattern: it has no key name
+    # gitleaks' curl-auth-user reads curl's -u too; the Authorization header's token is
+    # found by two rules, and counted once.
+    assert redact_text(text).rules == {
+        "curl-auth-user": 1,
+        "curl-auth-header": 1,
+        "url-password": 1,
+        "gcp-api-key": 1,
+    }
 
 
 # --- What must stay ----------------------------------------------------------------------
@@ -295,12 +358,12 @@ def documented_sections() -> dict[str, str]:
     return dict(zip(parts[1::2], parts[2::2], strict=True))
 
 
-def test_the_docs_list_every_pattern_once_and_nothing_else() -> None:
+def test_the_docs_list_every_rule_of_ours_once_and_nothing_else() -> None:
     names = re.findall(r"^### `([a-z0-9-]+)`$", DOCS.read_text(), flags=re.MULTILINE)
-    assert names == [p.name for p in PATTERNS]
+    assert names == OWN_RULES
 
 
-@pytest.mark.parametrize("name", [p.name for p in PATTERNS])
+@pytest.mark.parametrize("name", OWN_RULES)
 def test_each_documented_example_redacts_as_shown(name: str) -> None:
     blocks = re.findall(
         r"^```\n(.*?)^```$", documented_sections()[name], flags=re.MULTILINE | re.DOTALL
@@ -308,6 +371,16 @@ def test_each_documented_example_redacts_as_shown(name: str) -> None:
     before, after = blocks[0], blocks[1]
     assert redact_text(before).text == after
     assert name in {found for found, _ in find_secrets(before.encode())}
+
+
+def test_the_docs_name_the_vendored_gitleaks_version_and_what_replaces_what() -> None:
+    ruleset = default_ruleset()
+    text = DOCS.read_text()
+    assert f"gitleaks {ruleset.upstream_version}" in text
+    assert ruleset.upstream_commit in text
+    for replaced, ours in ruleset.replaced.items():
+        assert f"`{replaced}`" in text
+        assert f"`{ours}`" in text
 
 
 # --- Streams, files and folders --------------------------------------------------------------

@@ -1,0 +1,225 @@
+"""The scanner: every rule in one Hyperscan pass, then each rule that matched is located
+and checked with RE2 in bounded windows, so no input costs more than linear time.
+
+1. One Hyperscan scan of the text with every rule's regex (each reports its first match
+   only) says which rules match anywhere and where the first match of each ends.
+   Ordinary text matches none: that one pass is the whole cost.
+2. For each rule that matched, RE2 finds the match itself, with its groups, searching
+   only from `REACH` bytes before the end Hyperscan reported to `2 REACH` bytes after.
+   The next match of that rule is looked for by RE2 in the `NEAR` bytes after the last,
+   and past them by a Hyperscan scan of that rule alone. Each byte is scanned a bounded
+   number of times per rule that matches, whatever the text: RE2's own `finditer` can
+   be quadratic (a regex like `[ab]*c|a` rescans the rest of a run of `a` for each `a`);
+   searches bounded like these can't.
+
+Hyperscan was chosen over an RE2 `Set` by measurement (docs/redaction.md): both are
+linear, but an RE2 `Set` of gitleaks' rules builds a new DFA state for nearly every
+byte of random base64 and scans it at about 0.01 MiB/s, where Hyperscan scans it at
+over 100 MiB/s. Hyperscan has no capture groups, hence RE2 for step 2. Both read text
+as bytes (RE2 as Latin-1), so their classes and counts agree.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import hyperscan
+
+from .checks import CompiledAllowlist, CompiledRule, Spans
+from .rules import RuleSet, RuleSetError, default_ruleset
+
+REACH = 20 * 1024
+"""The longest match found whole (a private key of 16 KiB fits, with its markers)."""
+NEAR = 256
+"""Where RE2 looks for a rule's next match itself before asking Hyperscan: keys often
+come in runs (an env dump, a list of tokens), and a short search costs less than a hop."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A secret: the rule that found it and its byte span."""
+
+    rule: str
+    start: int
+    end: int
+
+
+def _hyperscan(patterns: Sequence[bytes], flags: int) -> hyperscan.Database:
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    database.compile(
+        expressions=list(patterns),
+        ids=list(range(len(patterns))),
+        elements=len(patterns),
+        flags=[flags] * len(patterns),
+    )
+    return database
+
+
+def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans joined where they overlap: sorted, and apart."""
+    union: list[tuple[int, int]] = []
+    for start, end in spans:
+        if union and start < union[-1][1]:
+            union[-1] = (union[-1][0], max(union[-1][1], end))
+        else:
+            union.append((start, end))
+    return union
+
+
+def _overlaps(union: list[tuple[int, int]], starts: list[int], start: int, end: int) -> bool:
+    """Whether [start, end) meets one of `union`'s spans: the last one starting before end."""
+    i = bisect.bisect_left(starts, end)
+    return i > 0 and union[i - 1][1] > start
+
+
+class Engine:
+    """Finds the secrets in a text with one rule set; safe to share between threads."""
+
+    def __init__(self, ruleset: RuleSet) -> None:
+        self.ruleset = ruleset
+        shared = CompiledAllowlist(ruleset.allowlist, "global allowlist")
+        self.rules = tuple(CompiledRule(rule, shared) for rule in ruleset.rules)
+        self._patterns = tuple((r.prefilter or r.regex).encode() for r in ruleset.rules)
+        self._scan = self._compile_all()
+        self._hops: dict[int, hyperscan.Database] = {}
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def _compile_all(self) -> hyperscan.Database:
+        try:
+            return _hyperscan(self._patterns, hyperscan.HS_FLAG_SINGLEMATCH)
+        except hyperscan.HyperscanError:
+            for rule, pattern in zip(self.ruleset.rules, self._patterns, strict=True):
+                try:
+                    _hyperscan([pattern], hyperscan.HS_FLAG_SINGLEMATCH)
+                except hyperscan.HyperscanError as error:
+                    raise RuleSetError(
+                        f"rule {rule.id}: Hyperscan can't compile {pattern.decode()!r}: {error}"
+                    ) from error
+            raise
+
+    def check(self) -> None:
+        """Compile every rule's own Hyperscan database now, not when first needed."""
+        for index in range(len(self.rules)):
+            self._hop(index)
+
+    def find(self, text: bytes, *, skip_before: int = 0, path: str | None = None) -> list[Finding]:
+        """The secrets in `text` starting at `skip_before` or later, in order; where two
+        overlap they are joined, named by the one that starts first (or, at one start,
+        by the rule listed first)."""
+        found: list[tuple[int, int, int]] = []
+        for index, first_end in sorted(self._first_ends(text).items()):
+            rule = self.rules[index]
+            if not rule.applies_to(path):
+                continue
+            for spans in self._matches(index, text, first_end):
+                span = rule.secret(spans, text)
+                if span is not None and span[0] >= skip_before and span[1] > span[0]:
+                    found.append((span[0], index, span[1]))
+        return self._joined(found)
+
+    def _joined(self, found: list[tuple[int, int, int]]) -> list[Finding]:
+        """Where a fallback's secret overlaps a specific rule's, the specific one knows its
+        edges better (`"Authorization": "token …"` keeps its scheme): the fallback's goes."""
+        specific = _union(sorted((s, e) for s, i, e in found if not self.rules[i].rule.fallback))
+        starts = [s for s, _ in specific]
+        kept = [
+            (s, i, e)
+            for s, i, e in found
+            if not self.rules[i].rule.fallback or not _overlaps(specific, starts, s, e)
+        ]
+        joined: list[Finding] = []
+        for start, index, end in sorted(kept):
+            if joined and start < joined[-1].end:
+                last = joined[-1]
+                joined[-1] = Finding(last.rule, last.start, max(last.end, end))
+            else:
+                joined.append(Finding(self.rules[index].rule.id, start, end))
+        return joined
+
+    # --- Hyperscan: step 1, and the hops between matches -----------------------------------
+
+    def _scratch(self, database: hyperscan.Database) -> hyperscan.Scratch:
+        """Hyperscan's scratch space is per thread and per database."""
+        scratches: dict[int, hyperscan.Scratch] = self._local.__dict__.setdefault("s", {})
+        scratch = scratches.get(id(database))
+        if scratch is None:
+            scratch = scratches[id(database)] = hyperscan.Scratch(database=database)
+        return scratch
+
+    def _first_ends(self, text: bytes) -> dict[int, int]:
+        ends: dict[int, int] = {}
+
+        def on_match(index: int, _from: int, end: int, _flags: int, _context: object) -> None:
+            ends.setdefault(index, end)
+
+        self._scan.scan(text, match_event_handler=on_match, scratch=self._scratch(self._scan))
+        return ends
+
+    def _hop(self, index: int) -> hyperscan.Database:
+        database = self._hops.get(index)
+        if database is None:
+            with self._lock:
+                database = self._hops.get(index)
+                if database is None:
+                    database = self._hops[index] = _hyperscan([self._patterns[index]], 0)
+        return database
+
+    def _next_end(self, index: int, text: bytes, pos: int) -> int | None:
+        database = self._hop(index)
+        ends: list[int] = []
+
+        def on_match(_index: int, _from: int, end: int, _flags: int, _context: object) -> bool:
+            ends.append(end)
+            return True  # the first end is all a hop needs: stop there
+
+        with contextlib.suppress(hyperscan.ScanTerminated):
+            database.scan(
+                memoryview(text)[pos:],
+                match_event_handler=on_match,
+                scratch=self._scratch(database),
+            )
+        return pos + ends[0] if ends else None
+
+    # --- RE2: step 2, in bounded windows ----------------------------------------------------
+
+    def _matches(self, index: int, text: bytes, first_end: int) -> Iterator[Spans]:
+        rule = self.rules[index]
+        size = len(text)
+        pos, end = 0, first_end
+        while end is not None:
+            spans = rule.search(text, max(pos, end - REACH), min(size, end + 2 * REACH))
+            if spans is None:
+                # Hyperscan's wider syntax, or a prefilter's match: no match of REACH bytes
+                # or fewer starts before end + REACH, and the search cost at most 3 REACH.
+                pos = min(size, end + REACH)
+            else:
+                while spans is not None:
+                    yield spans
+                    pos = max(spans[0][1], pos + 1)
+                    spans = self._near(rule, text, pos)
+            end = self._next_end(index, text, pos) if pos < size else None
+
+    @staticmethod
+    def _near(rule: CompiledRule, text: bytes, pos: int) -> Spans | None:
+        """The rule's next match if it starts within NEAR bytes of `pos`."""
+        size = len(text)
+        if pos >= size:
+            return None
+        spans = rule.search(text, pos, min(size, pos + NEAR))
+        if spans is not None and spans[0][1] == pos + NEAR < size:
+            # It reaches the window's end, so it may go on: search again as far as a
+            # match may go, from where this one starts.
+            spans = rule.search(text, spans[0][0], min(size, spans[0][0] + REACH))
+        return spans
+
+
+@cache
+def default_engine() -> Engine:
+    """The engine over the service's rule set, compiled once per process."""
+    return Engine(default_ruleset())
