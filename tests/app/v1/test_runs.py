@@ -35,6 +35,9 @@ def test_a_summary_is_stored_and_answered_as_the_skill_shows(
     assert data["status"] == "uploaded"
     assert data["userId"] is None
     assert data["createdAt"] == "2026-10-30T12:00:00.000Z"
+    # No job backs a pushed summary: it holds no evidence level, and says so.
+    assert data["evidence"]["levels"] == []
+    assert data["evidence"]["description"].startswith("A score summary pushed to the runs API")
     sent = summary()
     assert {k: data[k] for k in sent} == sent
     assert client.get(f"/v1/runs/{data['id']}").json() == body
