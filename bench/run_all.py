@@ -50,6 +50,7 @@ SCRIPTS = (
     Script("site_build", ("--repeats", "3")),
     Script("load"),
     Script("docker_env"),
+    Script("integrity", ("--quick", "--repeat", "3")),
 )
 FIGURE_LINE = re.compile(r"^\s*([A-Za-z][^:]*?):\s+(-?[0-9]+(?:\.[0-9]+)?)\s+([A-Za-z/%]+)\b")
 
