@@ -18,6 +18,8 @@ from hbench.errors import HbenchError, Problem
 from hbench.jobs.manifest import MANIFEST_NAME, Manifest, ManifestFile, seal
 from hbench.jobs.reseal import APPENDED, REWRITTEN, check_resumable, resume_problems
 from tests.conftest import HarborJobFactory, run_harbor
+from tests.hbench.jobs.test_manifest import files_on_disk
+from tests.hbench.jobs.test_manifest import sealed as sealed  # noqa: PLC0414 - a fixture, by name
 
 harbor = pytest.mark.harbor
 SHA_A, SHA_B = "a" * 64, "b" * 64
@@ -28,20 +30,6 @@ def demo_job(harbor_job: HarborJobFactory) -> Path:
     return harbor_job("reseal-demo")
 
 
-@pytest.fixture
-def sealed(demo_job: Path, copy_job: Callable[[Path], Path]) -> Path:
-    job = copy_job(demo_job)
-    seal(job)
-    return job
-
-
-def files_on_disk(job: Path) -> dict[str, bytes]:
-    """Every regular file below the job but the manifest, read independently of hbench."""
-    return {
-        p.relative_to(job).as_posix(): p.read_bytes()
-        for p in job.rglob("*")
-        if p.is_file() and p != job / MANIFEST_NAME
-    }
 
 
 def trial(job: Path, task: str) -> Path:
