@@ -30,8 +30,6 @@ def demo_job(harbor_job: HarborJobFactory) -> Path:
     return harbor_job("reseal-demo")
 
 
-
-
 def trial(job: Path, task: str) -> Path:
     (folder,) = job.glob(f"{task}__*")
     return folder
