@@ -19,6 +19,7 @@ from pydantic import JsonValue
 
 from app.site import charts, page
 from app.site.config import SiteConfig
+from app.site.evidence import LEGEND, data_levels, labels, tasks_pinned_text
 from app.site.format import (
     NONE,
     count,
@@ -38,6 +39,7 @@ from app.site.page import Page
 from app.site.source import BoardSource, SiteData
 from registry.datarepo import layout
 from registry.datarepo.models import BoardRow, Provenance, PublishedRun, TrialTiming
+from registry.evidence import Level
 from registry.schema import MetricScale
 from registry.scoring import Estimate, Tally, estimate, tally
 
@@ -55,6 +57,8 @@ class RunView:
     status: Markup
     started: datetime | None  # the first trial's start, where the record has timings
     finished: datetime | None  # the last trial's finish
+    levels: tuple[Level, ...]  # what the run proves (registry/evidence.py)
+    evidence: Markup  # the levels' labels
 
     @classmethod
     def of(cls, run: PublishedRun) -> RunView:
@@ -70,6 +74,7 @@ class RunView:
         tallied = Tally(list(sums), list(counts), list(passed), all(binary), all(in_unit))
         times = [_time_cell(seconds.get(task)) for task in results]
         lines = [f"{row}{time}</tr>" for row, time in zip(rows, times, strict=True)]
+        levels = tuple(run.levels())
         return cls(
             run,
             estimate(tallied),
@@ -79,6 +84,8 @@ class RunView:
             Markup(_STATUS[run.status]),  # noqa: S704 - constant HTML
             started,
             finished,
+            levels,
+            labels(levels),
         )
 
 
@@ -161,7 +168,13 @@ def board_json(source: BoardSource) -> dict[str, JsonValue]:
         "runsPublic": sum(r.runs_public for r in rows),
         "leader": rows[0].entry if rows else None,
         "topScore": rows[0].score if rows else None,
+        "tasksPinned": tasks_pinned(source),
     }
+
+
+def tasks_pinned(source: BoardSource) -> bool:
+    """Whether the registry pins the board's task files: as its rows say, once it has any."""
+    return source.rows.tasks_pinned if source.rows else source.header.tasks_pinned
 
 
 def _board_page(site: SiteData, source: BoardSource, runs: Sequence[RunView]) -> Page:
@@ -186,7 +199,9 @@ def _board_page(site: SiteData, source: BoardSource, runs: Sequence[RunView]) ->
         context={"board": source, "rows": views, "runs": runs, "chart": chart,
                  "benchmark": benchmark, "model": model, "scale": scale,
                  "run_rows": _board_run_rows(runs, scale),
-                 "row_html": _board_rows(source.slug, views, scale)},
+                 "row_html": _board_rows(source.slug, views, scale),
+                 "tasks_pinned": tasks_pinned_text(tasks_pinned(source)),
+                 "evidence_legend": LEGEND},
         data=data,
     )  # fmt: skip
 
@@ -299,13 +314,16 @@ def _board_row(slug: str, view: RowView, scale: MetricScale) -> str:
     cached = f" ({count(tokens.cached)} cached)" if tokens.cached else ""
     owner = escape(r.owner)
     cost = "" if r.cost_per_task_usd is None else r.cost_per_task_usd
+    levels = tuple(r.evidence)
     return (
-        f'<tr>\n<td data-sort="{r.rank_group}">{r.rank_group}</td>\n'
+        f'<tr data-evidence="{data_levels(levels)}">\n'
+        f'<td data-sort="{r.rank_group}">{r.rank_group}</td>\n'
         f'<td><a href="../../{page.entry(slug, r.entry)}">{entry}</a>{badge}</td>\n'
         f'<td><a href="https://github.com/{owner}">{owner}</a></td>\n'
         f"<td>{escape(r.agent)} "
         f'<span class="note">{escape(options(r.options))}</span>{custom}</td>\n'
         f'<td data-sort="{r.score}"><strong>{score(r.score, scale)}</strong>{band}</td>\n'
+        f"<td>{labels(levels)}</td>\n"
         f'<td data-sort="{r.runs_public}">{r.runs_public}</td>\n'
         f'<td data-sort="{r.runs_issued_public}">{issued}</td>\n'
         f'<td data-sort="{tokens.input or ""}">{count(tokens.input)} in{cached}, '
@@ -321,11 +339,12 @@ def _board_run_rows(runs: Sequence[RunView], scale: MetricScale) -> Markup:
     for v in runs:
         run, name = escape(v.run.id), escape(v.run.entry.name)
         lines.append(
-            f'<tr><td><a href="runs/{run}.html">{run}</a></td>'
+            f'<tr data-evidence="{data_levels(v.levels)}">'
+            f'<td><a href="runs/{run}.html">{run}</a></td>'
             f'<td><a href="entries/{name}.html">{name}</a></td>'
             f'<td data-sort="{iso(v.run.published_at)}">{v.published}</td>'
             f'<td data-sort="{v.score.mean}">{score(v.score.mean, scale)}</td>'
-            f"<td>{v.status}</td></tr>"
+            f"<td>{v.evidence}</td><td>{v.status}</td></tr>"
         )
     return Markup("\n".join(lines))  # noqa: S704 - every text escaped
 
@@ -340,12 +359,14 @@ def _entry_run_rows(runs: Sequence[RunView], scale: MetricScale) -> Markup:
             title = escape(f"Issued from GitHub Actions in {p.repository or 'a repository'}")
             where = f'<span class="badge actions" title="{title}">GitHub Actions</span>'
         lines.append(
-            f'<tr><td><a href="../runs/{escape(run.id)}.html">{escape(run.id)}</a></td>'
+            f'<tr data-evidence="{data_levels(v.levels)}">'
+            f'<td><a href="../runs/{escape(run.id)}.html">{escape(run.id)}</a></td>'
             f'<td data-sort="{iso(run.published_at)}">{v.published}</td>'
             f"<td>{escape(run.agent_version or NONE)}</td>"
             f'<td data-sort="{run.n_attempts}">{run.n_attempts}</td>'
             f'<td data-sort="{v.score.mean}">{score(v.score.mean, scale)}</td>'
-            f"<td>{'yes' if run.issued else 'no'}</td><td>{where}</td><td>{v.status}</td></tr>"
+            f"<td>{'yes' if run.issued else 'no'}</td><td>{where}</td>"
+            f"<td>{v.evidence}</td><td>{v.status}</td></tr>"
         )
     return Markup("\n".join(lines))  # noqa: S704 - every text escaped
 
@@ -408,4 +429,5 @@ def _run_summary(view: RunView) -> dict[str, JsonValue]:
         "publishedAt": json_time(run.published_at),
         "score": round(view.score.mean, 6),
         "provenance": run.provenance.kind,
+        "evidence": list(view.levels),
     }

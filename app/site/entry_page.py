@@ -6,6 +6,7 @@ from __future__ import annotations
 from markupsafe import escape
 
 from app.site import page as paths
+from app.site.evidence import labels
 from app.site.format import CRUMB, interval, options, score
 from app.site.page import Page
 from app.site.source import BoardSource
@@ -19,8 +20,8 @@ _RUNS_HEAD = (
     '<table class="sortable" id="entry-runs">\n<thead><tr><th scope="col">Run</th>'
     '<th scope="col">Published</th><th scope="col">Agent version</th>'
     '<th scope="col" data-type="number">Attempts</th><th scope="col" data-type="number">Score'
-    '</th><th scope="col">Issued</th><th scope="col">Where it ran</th><th scope="col">Status'
-    "</th></tr></thead>\n"
+    '</th><th scope="col">Issued</th><th scope="col">Where it ran</th><th scope="col">Evidence'
+    '</th><th scope="col">Status</th></tr></thead>\n'
 )
 
 
@@ -84,6 +85,8 @@ def _row(row: BoardRow | None, metric: str, scale: MetricScale) -> str:
         f"<dt>Score</dt><dd><strong>{score(row.score, scale)}</strong> {escape(metric)}{band}, "
         f"over {row.n_trials} trials of {row.n_tasks} tasks</dd>\n"
         f"<dt>Rank group</dt><dd>{row.rank_group}</dd>\n"
+        f"<dt>Evidence</dt><dd>{labels(tuple(row.evidence))}: what every public run of the "
+        "entry holds; each run's page says what its own job showed</dd>\n"
         f"{pass_at}"
         f"<dt>Runs</dt><dd>{row.runs_public} public; {issued}</dd>\n"
         f"<dt>Settings digest</dt><dd><code>{escape(row.settings_digest)}</code> "

@@ -15,6 +15,7 @@ from markupsafe import escape
 
 from app.site import page as paths
 from app.site.boards import RunView, time_html
+from app.site.evidence import run_section
 from app.site.format import (
     CRUMB,
     NONE,
@@ -42,7 +43,7 @@ _FILTER = """<div class="filter" data-filter-for="tasks-table" hidden>
 
 
 def render_main(each: Page) -> str:
-    """The page's `<main>`: its facts, where it ran, and the per-task rewards."""
+    """The page's `<main>`: its facts, its evidence, where it ran, and the per-task rewards."""
     board: BoardSource = each.context["board"]  # type: ignore[assignment]
     view: RunView = each.context["view"]  # type: ignore[assignment]
     row: BoardRow | None = each.context["row"]  # type: ignore[assignment]
@@ -66,6 +67,8 @@ def render_main(each: Page) -> str:
         f"<dt>Model</dt><dd>{f'<code>{escape(run.model)}</code>' if run.model else 'none'}</dd>\n"
         f"<dt>Attempts per task</dt><dd>{run.n_attempts}</dd>\n"
         f"<dt>Issued</dt><dd>{_issued(run)}</dd>\n"
+        f'<dt>Evidence</dt><dd>{view.evidence} (<a href="#evidence-heading">what it proves</a>)'
+        "</dd>\n"
         f"<dt>Published</dt><dd>{view.published}</dd>\n"
         f"<dt>Status</dt><dd>{view.status}</dd>\n"
         f"<dt>Job id</dt><dd><code>{escape(run.job_id)}</code></dd>\n"
@@ -78,6 +81,7 @@ def render_main(each: Page) -> str:
         f"<dt>Redactions</dt><dd>{_redacted(run)}</dd>\n"
         f"<dt>Download</dt><dd>{_download(run, service_url)}</dd>\n"
         f"</dl>\n\n"
+        f"{run_section(run, view.levels)}"
         f'<section aria-labelledby="provenance-heading">\n'
         f'<h2 id="provenance-heading">Where it ran</h2>\n'
         f"{provenance_html(run.provenance)}"
@@ -169,7 +173,7 @@ def _score(view: RunView, metric: str, scale: MetricScale) -> str:
 def _issued(run: PublishedRun) -> str:
     if run.issued:
         return "yes: the board issued this run before it ran, and counted it"
-    return "no: a self-reported run"
+    return "no: the service did not issue its spec before it ran"
 
 
 def _tokens(run: PublishedRun) -> str:

@@ -49,19 +49,49 @@
     });
   }
 
-  function makeFilter(box) {
-    var table = document.getElementById(box.getAttribute("data-filter-for"));
-    var input = box.querySelector("input");
-    if (!table || !input) return;
-    box.hidden = false;
-    input.addEventListener("input", function () {
-      var query = input.value.trim().toLowerCase();
-      Array.prototype.forEach.call(table.tBodies, function (body) {
-        Array.prototype.forEach.call(body.rows, function (row) {
-          row.hidden = query !== "" && row.textContent.toLowerCase().indexOf(query) === -1;
-        });
+  // Each filtered table's tests, by the table's id: a row shows when it passes every one
+  // (the text typed in its filter box, the evidence level chosen in its select).
+  var tests = {};
+
+  function refilter(table) {
+    var checks = tests[table.id] || [];
+    var shown = 0;
+    Array.prototype.forEach.call(table.tBodies, function (body) {
+      Array.prototype.forEach.call(body.rows, function (row) {
+        row.hidden = !checks.every(function (check) { return check(row); });
+        if (!row.hidden) shown += 1;
       });
     });
+    document.querySelectorAll('[data-empty-for="' + table.id + '"]').forEach(function (note) {
+      note.hidden = shown > 0;
+    });
+  }
+
+  function rowTest(control) {
+    // A select names an attribute of the rows (`data-filter-by`): a row passes when that
+    // attribute holds the chosen word. A search box matches the row's text.
+    var by = control.getAttribute("data-filter-by");
+    return function (row) {
+      var wanted = control.value.trim().toLowerCase();
+      if (wanted === "") return true;
+      if (by) {
+        var words = (row.getAttribute("data-" + by) || "").split(/\s+/);
+        return words.indexOf(wanted) !== -1;
+      }
+      return row.textContent.toLowerCase().indexOf(wanted) !== -1;
+    };
+  }
+
+  function makeFilter(box) {
+    var table = document.getElementById(box.getAttribute("data-filter-for"));
+    var control = box.querySelector("input, select");
+    if (!table || !control) return;
+    (tests[table.id] = tests[table.id] || []).push(rowTest(control));
+    box.hidden = false;
+    var event = control.tagName === "SELECT" ? "change" : "input";
+    control.addEventListener(event, function () { refilter(table); });
+    // A browser may bring back what was chosen before, going back to the page.
+    refilter(table);
   }
 
   document.querySelectorAll("table.sortable").forEach(makeSortable);

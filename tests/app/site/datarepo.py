@@ -19,7 +19,8 @@ from registry.datarepo.state import (
     take_down_run,
     withdraw_run,
 )
-from registry.loader import DEFAULT_DIR
+from registry.evidence import RunEvidence
+from registry.loader import DEFAULT_DIR, load_registry
 from registry.placement import EntrySettings, OpenBoard, entry_name
 
 T0 = datetime(2026, 9, 28, 9, 30, tzinfo=UTC)
@@ -29,6 +30,14 @@ OPEN_TASKS = ["alpha", "beta", "gamma"]
 REDACTIONS = {"agent/trajectory.json": 2, "count-lines__a1/agent/command-0/stdout.txt": 1}
 CONFIG = {"timeout_multiplier": 2.0, "agents": [{"name": "oracle", "kwargs": {"note": "<ci>"}}]}
 OPEN_BOARD = "custom-set-1.0-acme-model-x-1a2b3c"
+REGRADED = RunEvidence(consistent=True, tasks_pinned=True, regrade="agreed")
+REDACTED_NOTE = (
+    "the service replaced key-like values in the recorded outputs of 1 trial (count-lines__a1) "
+    "before storing them, so grading them again would grade other outputs"
+)
+FAILED_NOTE = "harbor job regrade stopped (exit 137): <killed> & out of memory"
+NO_COPY_NOTE = "the service keeps no copy of custom-set@1.0's tasks to grade with"
+OPEN_DIGESTS = {task: f"sha256:{n:064x}" for n, task in enumerate(OPEN_TASKS, start=1)}
 ACTIONS = Provenance(
     kind="actions",
     repository="octo-org/bench-runs",
@@ -39,6 +48,11 @@ ACTIONS = Provenance(
     job_workflow_ref="hbench/hbench/.github/workflows/run.yml@refs/tags/v1",
     run_id=9876543210,
 )
+
+
+def demo_pins() -> dict[str, str]:
+    """The digests the registry pins for the demo's task files."""
+    return dict(load_registry(DEFAULT_DIR).benchmarks["hbench-demo"].harbor.task_digests or {})
 
 
 def registry_files() -> dict[str, str]:
@@ -123,16 +137,26 @@ class _Repo:
 
 
 def realistic_state() -> RepoState:
-    """The data repository the site's tests build from."""
+    """The data repository the site's tests build from.
+
+    Its runs hold each combination of evidence: demo-1 regraded, demo-2 regraded and
+    issued, demo-5 issued but not regradable, demo-4 (withdrawn) a regrade that failed,
+    open-1 on a board without pins; demo-3, quick-1 and the Terminal-Bench runs are records
+    from before evidence was kept, self-reported only.
+    """
     repo = _Repo()
     octocat = entry("octocat", "oracle")
     hubot = entry("hubot", "nop")
     mona = entry("mona", "oracle", seed=7)
     actions = entry("octo-org", "oracle", variant="ci")
-    repo.publish(make_run("demo-1", "hbench-demo", octocat, _rewards(DEMO_TASKS, 4), T0))
+    pins = demo_pins()
+    regraded = {"evidence": REGRADED, "task_digests": pins}
+    repo.publish(
+        make_run("demo-1", "hbench-demo", octocat, _rewards(DEMO_TASKS, 4), T0, **regraded)
+    )
     repo.publish(
         make_run("demo-2", "hbench-demo", octocat, _rewards(DEMO_TASKS, 4, 2),
-                 T0 + timedelta(days=3), issued=True, agent_version="1.1.0")
+                 T0 + timedelta(days=3), issued=True, agent_version="1.1.0", **regraded)
     )  # fmt: skip
     repo.state = count_issued_run(
         repo.state, "hbench-demo", octocat.key, "issue-1", repo.change(T0 + timedelta(days=3))
@@ -141,13 +165,18 @@ def realistic_state() -> RepoState:
         repo.state, "hbench-demo", octocat.key, "issue-2", repo.change(T0 + timedelta(days=4))
     )
     repo.publish(make_run("demo-3", "hbench-demo", hubot, _rewards(DEMO_TASKS, 0), T0))
+    failed = RunEvidence(consistent=True, tasks_pinned=True, regrade="failed",
+                         regrade_note=FAILED_NOTE)  # fmt: skip
     repo.publish(
-        make_run("demo-4", "hbench-demo", mona, _rewards(DEMO_TASKS, 5), T0 + timedelta(days=5))
-    )
+        make_run("demo-4", "hbench-demo", mona, _rewards(DEMO_TASKS, 5), T0 + timedelta(days=5),
+                 evidence=failed, task_digests=pins)
+    )  # fmt: skip
+    redacted = RunEvidence(consistent=True, tasks_pinned=True, regrade="not-regradable",
+                           regrade_note=REDACTED_NOTE)  # fmt: skip
     repo.publish(
         make_run("demo-5", "hbench-demo", actions, _rewards(DEMO_TASKS, 3),
                  T0 + timedelta(days=6), provenance=ACTIONS, issued=True,
-                 redactions=REDACTIONS, config=CONFIG)
+                 redactions=REDACTIONS, config=CONFIG, evidence=redacted, task_digests=pins)
     )  # fmt: skip
     repo.publish(
         make_run("demo-6", "hbench-demo", mona, _rewards(DEMO_TASKS, 5), T0 + timedelta(days=7))
@@ -172,9 +201,12 @@ def realistic_state() -> RepoState:
                   opened_by_job="job-open-1"),
         repo.change(T0 + timedelta(days=10)),
     )  # fmt: skip
+    unpinned = RunEvidence(consistent=True, tasks_pinned=False, regrade="not-regradable",
+                           regrade_note=NO_COPY_NOTE)  # fmt: skip
     repo.publish(
         make_run("open-1", OPEN_BOARD, entry("hubot", "terminus-2"), _rewards(OPEN_TASKS, 2),
-                 T0 + timedelta(days=10), model="acme/model-x")
+                 T0 + timedelta(days=10), model="acme/model-x", evidence=unpinned,
+                 task_digests=OPEN_DIGESTS)
     )  # fmt: skip
     return repo.state
 

@@ -160,14 +160,14 @@ def column(page: Page, table: str, index: int) -> list[str]:
 
 def test_sorting_a_table_by_clicking_its_header(page: Page, base_url: str) -> None:
     page.goto(base_url + "boards/terminal-bench-2-claude-sonnet-4-5/index.html")
-    cost = page.locator("#rows-table thead th").nth(8)
+    cost = page.locator("#rows-table thead th").nth(9)
     cost.get_by_role("button").click()
     assert cost.get_attribute("aria-sort") == "ascending"
-    ascending = column(page, "rows-table", 9)
+    ascending = column(page, "rows-table", 10)
     assert ascending == sorted(ascending, key=lambda c: float(c.lstrip("$")))
     cost.get_by_role("button").click()
     assert cost.get_attribute("aria-sort") == "descending"
-    assert column(page, "rows-table", 9) == ascending[::-1]
+    assert column(page, "rows-table", 10) == ascending[::-1]
     entry_header = page.locator("#rows-table thead th").nth(1)
     entry_header.get_by_role("button").click()
     names = column(page, "rows-table", 2)
@@ -185,6 +185,55 @@ def test_filtering_a_table_hides_the_rows_that_do_not_match(page: Page, base_url
     assert page.locator("#boards-table tbody tr:visible").count() > 1
 
 
+def visible_rows(page: Page, table: str) -> list[str]:
+    """The first cell's text of each row the filters leave shown."""
+    return [
+        t.strip()
+        for t in page.locator(f"#{table} tbody tr:visible td:first-child").all_inner_texts()
+    ]
+
+
+def test_filtering_by_evidence_keeps_the_rows_that_hold_the_level(
+    page: Page, base_url: str
+) -> None:
+    page.goto(base_url + f"{DEMO}/index.html")
+    entries = page.get_by_label("Show", exact=True).first
+    assert entries.is_visible()
+    assert page.locator("#rows-table tbody tr:visible").count() == 3
+    entries.select_option(label="regraded entries")
+    shown = page.locator("#rows-table tbody tr:visible")
+    assert shown.count() == 1 and "octocat" in shown.inner_text()
+    entries.select_option(label="issued entries")
+    assert shown.count() == 1 and "octo-org" in shown.inner_text()
+    entries.select_option(label="all entries")
+    assert page.locator("#rows-table tbody tr:visible").count() == 3
+
+    # The runs' select and their search box filter together.
+    runs = page.locator("#runs-table-evidence")
+    runs.select_option(label="regraded runs")
+    assert visible_rows(page, "runs-table") == ["demo-1", "demo-2"]
+    runs.select_option(label="issued runs")
+    assert visible_rows(page, "runs-table") == ["demo-2", "demo-5"]
+    page.get_by_label("Filter runs").fill("demo-5")
+    assert visible_rows(page, "runs-table") == ["demo-5"]
+    page.get_by_label("Filter runs").fill("demo-1")
+    assert visible_rows(page, "runs-table") == []
+    assert page.locator('[data-empty-for="runs-table"]').is_visible()
+    runs.select_option(label="all runs")
+    assert visible_rows(page, "runs-table") == ["demo-1"]
+    assert not page.locator('[data-empty-for="runs-table"]').is_visible()
+    screenshot_of(page, "board-filtered")
+
+
+def test_a_board_of_old_records_has_no_regraded_entry(page: Page, base_url: str) -> None:
+    page.goto(base_url + "boards/terminal-bench-2-claude-sonnet-4-5/index.html")
+    page.locator("#rows-table-evidence").select_option("regraded")
+    assert page.locator("#rows-table tbody tr:visible").count() == 0
+    assert page.get_by_text("No entry matches.").is_visible()
+    page.locator("#rows-table-evidence").select_option("")
+    assert page.locator("#rows-table tbody tr:visible").count() == 4
+
+
 def test_pages_read_fine_without_javascript(browser: Browser, base_url: str) -> None:
     context = browser.new_context(java_script_enabled=False)
     try:
@@ -193,6 +242,15 @@ def test_pages_read_fine_without_javascript(browser: Browser, base_url: str) -> 
         assert page.locator("#rows-table tbody tr").count() == 3
         assert page.locator("#rows-table thead button").count() == 0  # plain headers
         assert not page.get_by_label("Filter entries").is_visible()  # no box that does nothing
+        assert not page.locator("#rows-table-evidence").is_visible()
+        assert not page.get_by_text("No entry matches.").is_visible()
+        # The labels and their legend read the same without the script.
+        assert page.locator("#rows-table .badge.evidence-regraded").count() == 1
+        assert page.locator("#evidence-legend dt").all_inner_texts() == [
+            "Self-reported",
+            "Regraded",
+            "Issued",
+        ]
     finally:
         context.close()
 
@@ -257,5 +315,9 @@ def test_every_page_type_passes_basic_accessibility_checks(
     low = [r for r in ratios if r[3] < 4.5]
     assert low == [], "text below a contrast of 4.5:1"
     assert page.locator("main h1").count() == 1
+    screenshot_of(page, kind)
+
+
+def screenshot_of(page: Page, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=SCREENSHOTS / f"{kind}.png", full_page=True)
+    page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)

@@ -90,6 +90,8 @@ PAIRS = [
     ("link", "surface"), ("accent", "surface"),
     ("badge-actions-fg", "badge-actions-bg"), ("badge-off-fg", "badge-off-bg"),
     ("badge-source-fg", "badge-source-bg"), ("reproduced-fg", "reproduced-bg"),
+    ("badge-self-fg", "badge-self-bg"), ("badge-regraded-fg", "badge-regraded-bg"),
+    ("badge-issued-fg", "badge-issued-bg"),
     ("notice-fg", "notice-bg"),
 ]  # fmt: skip
 
