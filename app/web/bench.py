@@ -36,10 +36,12 @@ from app.publish.choice import BoardChoiceError
 from app.publish.record import download_path
 from app.publish.routes import policy_of
 from app.registry import RegistryDep
+from app.regrade.service import publish_refusal
 from app.runs import service as runs
 from app.runs.status import effective_status
 from app.settings import Settings
 from app.web import csrf
+from app.web.evidence import evidence_view, regrade_view
 from app.web.pages import Page, PageDep, page_status
 from hbench.errors import HbenchError
 from registry.loader import Registry
@@ -63,9 +65,10 @@ def notice(done: str | None) -> str | None:
 @router.get("/bench", response_class=HTMLResponse)
 def your_bench(page: PageDep, done: str | None = None) -> HTMLResponse:
     account = page.signed_in.account
-    jobs = [
+    listed = [
         UploadAccepted.from_row(row) for row in bench.list_jobs(page.session, account.id, LISTED)
     ]
+    jobs = [(job, regrade_view(job.regrade), evidence_view(job.evidence)) for job in listed]
     issued = [
         (run, effective_status(run.status, run.expires_at, page.now))
         for run in runs.list_runs(page.session, account, LISTED)
@@ -179,6 +182,8 @@ def job_context(page: Page, job: JobDetail, **values: Any) -> dict[str, Any]:
         "job": job,
         "issued_board": run.board if run is not None else None,
         "download": download_path(job.id),
+        "regrade": regrade_view(job.regrade),
+        "evidence": evidence_view(job.evidence),
         **values,
     }
 
@@ -198,10 +203,17 @@ def confirm_page(page: PageDep, job_id: uuid.UUID, action: str) -> HTMLResponse:
     if action not in ("publish", "withdraw", "delete"):
         return page.refused(no_such_page(page), "refused.html", title="Your bench")
     try:
-        job = job_of(page, job_id)
+        row = bench.get_job(page.session, page.signed_in.account.id, job_id)
     except HbenchError as error:
         return page.refused(error, "refused.html", title="Your bench")
-    return page.render(f"confirm-{action}.html", **job_context(page, job, choices=job.boards.fits))
+    job = JobDetail.from_row(row)
+    context = job_context(page, job, choices=job.boards.fits)
+    # Asked to publish a job whose regrade holds it back, the page says why at once, with
+    # the code publishing would refuse it with, rather than after the button is pressed.
+    waiting = publish_refusal(row.regrade) if action == "publish" else None
+    if waiting is not None and job.status == "private":
+        return page.refused(HbenchError.from_problems([waiting]), "confirm-publish.html", **context)
+    return page.render(f"confirm-{action}.html", **context)
 
 
 def no_such_page(page: Page) -> HbenchError:

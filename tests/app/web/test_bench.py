@@ -51,6 +51,9 @@ def test_a_job_from_upload_to_deletion(
     page = client.get(uploaded.json()["location"]).text
     assert "kept private until you publish it" in page
     assert "manifest-matches-bytes" in page  # the checks, with their rule codes
+    # This service regrades nothing: the job says so, and would be self-reported only.
+    assert "Not regradable: this service does not regrade jobs" in page
+    assert '<span class="level level-self-reported"' in page and "level-regraded" not in page
     assert f'href="/bench/jobs/{job_id}/publish"' in page
     assert job_id in client.get("/bench").text
 
