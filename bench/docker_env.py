@@ -3,7 +3,7 @@ bubblewrap sandbox, and the runner image's build time (cold, then cached) and si
 
 Both jobs run in this run, one after the other, with the oracle agent and the same
 flags; the figure is each `harbor run`'s wall time. The runner image is built on the
-local Debian 13 base (tools/dockerhost.py) under its own tag: first with `--no-cache`
+local Debian 13 base (tools/images.py) under its own tag: first with `--no-cache`
 (every layer again, its packages downloaded from Debian and PyPI), then again with
 nothing changed (every layer from the cache). Its size is shown beside its base's.
 
@@ -28,7 +28,7 @@ from hbench.demo import DATASET_REF, materialize
 from hbench.sandbox import IMPORT_PATH
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/ is not installed
-from tools import dockerhost
+from tools import dockerhost, images
 
 HARBOR = str(Path(sys.executable).with_name("harbor"))
 TAG = "hbench-runner:bench"
@@ -64,7 +64,7 @@ def image_mb(docker: str, tag: str) -> float:
 
 def timed_build(docker: str, log: Path, *, no_cache: bool) -> float:
     started = time.perf_counter()
-    dockerhost.build_runner_image(docker, TAG, no_cache=no_cache, rebuild=True, log=log)
+    images.build_runner_image(docker, TAG, no_cache=no_cache, rebuild=True, log=log)
     return time.perf_counter() - started
 
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=1, help="jobs of each kind (median)")
     args = parser.parse_args(argv)
-    lease = dockerhost.acquire((dockerhost.TASK_BASE, dockerhost.PYTHON_BASE))
+    lease = dockerhost.acquire((images.TASK_BASE, images.PYTHON_BASE))
     try:
         with tempfile.TemporaryDirectory(prefix="bench-docker-") as scratch:
             root = Path(scratch)
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             cold = timed_build(lease.docker, root / "cold.log", no_cache=True)
             cached = timed_build(lease.docker, root / "cached.log", no_cache=False)
         size = image_mb(lease.docker, TAG)
-        base = image_mb(lease.docker, dockerhost.PYTHON_BASE.tag)
+        base = image_mb(lease.docker, images.PYTHON_BASE.tag)
     finally:
         lease.release()
     job_base = "demo job, bubblewrap sandbox"
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             job_base, statistics.median(sandbox)),
         Row(NAME, cold_name, cold, "s"),
         Row(NAME, "runner image build, cached", cached, "s", cold_name, cold),
-        Row(NAME, "runner image size", size, "MB", f"its base, {dockerhost.PYTHON_BASE.tag}",
+        Row(NAME, "runner image size", size, "MB", f"its base, {images.PYTHON_BASE.tag}",
             base),
     ]  # fmt: skip
     for row in rows:

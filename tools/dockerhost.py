@@ -15,7 +15,8 @@ Each step runs only when needed:
 - `dockerd` is started in the background when `docker info` doesn't answer, its log in
   the state folder, and waited for (at most `START_SECONDS`);
 - base images are made with `debootstrap --variant=minbase` and `docker import`, each
-  labelled with the digest of its recipe, so a machine builds each once:
+  labelled with the digest of its recipe, so a machine builds each once
+  (tools/images.py):
   `debian:bookworm-slim`, under the name the demo tasks' Dockerfiles use, so that one
   Dockerfile builds on GitHub (from Docker Hub's image) and here (from this one); and
   `hbench-python:trixie`, Debian 13 with its Python 3.13 and the machine's CA bundle,
@@ -36,7 +37,6 @@ from __future__ import annotations
 import argparse
 import fcntl
 import filecmp
-import hashlib
 import importlib.util
 import json
 import os
@@ -44,120 +44,31 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
 
-from hbench import __version__
+from tools.images import (
+    PYTHON_BASE,
+    TASK_BASE,
+    BaseImage,
+    build_runner_image,
+    ensure_image,
+    runner_tag,
+)
+from tools.shell import DockerUnavailableError, is_root, run, tail
 
-ROOT = Path(__file__).resolve().parents[1]
-FALLBACK_MIRROR = "http://deb.debian.org/debian"
 PACKAGES = {"dockerd": "docker.io", "debootstrap": "debootstrap"}
 """The command each Debian package brings."""
 START_SECONDS = 60.0
 STOP_SECONDS = 30.0
-CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
-RECIPE_LABEL = "org.hbench.recipe"
-"""The label a base image carries: the digest of the recipe that made it."""
-INPUTS_LABEL = "org.hbench.inputs"
-"""The label the runner image carries: the digest of the files it was built from."""
-RECIPE_VERSION = 1
-"""Bump when `build_base` changes what it makes, so every machine builds its images again."""
-RUNNER_DOCKERFILE = ROOT / "actions" / "run" / "Dockerfile"
-RUNNER_INPUTS = (
-    "pyproject.toml",
-    "README.md",
-    ".dockerignore",
-    "actions/run",
-    "hbench",
-    "registry",
-)
-"""What goes into the runner image's build context (the repository's .dockerignore)."""
-
-
-class DockerUnavailableError(RuntimeError):
-    """Docker can't run here; the message says why and what would make it run."""
-
-
-@dataclass(frozen=True)
-class BaseImage:
-    """A base image made from Debian's packages: the tag it is imported under, and how."""
-
-    tag: str
-    suite: str
-    include: tuple[str, ...] = ()
-    machine_ca_bundle: bool = False
-    """Whether the machine's CA bundle replaces the image's, so pip inside a build reaches
-    PyPI where the machine's traffic passes a TLS proxy of its own."""
-
-    def key(self) -> str:
-        recipe: dict[str, object] = {
-            "recipe": RECIPE_VERSION,
-            "suite": self.suite,
-            "variant": "minbase",
-            "include": sorted(self.include),
-            "mirror": debian_mirror(),
-        }
-        if self.machine_ca_bundle:
-            recipe["ca_bundle"] = hashlib.sha256(CA_BUNDLE.read_bytes()).hexdigest()
-        return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
-
-
-TASK_BASE = BaseImage("debian:bookworm-slim", "bookworm")
-"""The demo tasks' base, under the name their Dockerfiles use."""
-PYTHON_BASE = BaseImage(
-    "hbench-python:trixie", "trixie", ("python3", "python3-venv", "ca-certificates"), True
-)
-"""The runner image's local base: Debian 13, whose Python (3.13) Harbor accepts (3.12 or
-later) and whose docker CLI (26.1) current daemons accept (API 1.44 or later)."""
-
-
-def is_root() -> bool:
-    return os.geteuid() == 0
 
 
 def default_state_dir() -> Path:
     """One folder per machine (per user when not root): every session must find it."""
     return Path("/run/hbench-docker") if is_root() else Path.home() / ".cache" / "hbench-docker"
-
-
-def debian_mirror() -> str:
-    """The Debian mirror apt uses here (not the security archive, nor a third party's)."""
-    for sources in sorted(Path("/etc/apt/sources.list.d").glob("*.sources")):
-        for line in sources.read_text(encoding="utf-8").splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "URIs":
-                for uri in value.split():
-                    if uri.rstrip("/").endswith("/debian"):
-                        return uri.rstrip("/")
-    return FALLBACK_MIRROR
-
-
-def run(
-    argv: Sequence[str], *, timeout: float | None = 600, stdin: IO[bytes] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run a command; a failure is a `DockerUnavailableError` that quotes its output."""
-    try:
-        result = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=timeout, stdin=stdin, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise DockerUnavailableError(f"`{' '.join(argv[:3])}` could not run: {exc}") from None
-    if result.returncode != 0:
-        output = (result.stderr.strip() or result.stdout.strip())[-2000:]
-        raise DockerUnavailableError(f"`{' '.join(argv[:3])}` exited {result.returncode}: {output}")
-    return result
-
-
-def tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 # --- packages and the compose plugin -------------------------------------------------
@@ -412,127 +323,6 @@ def acquire(images: Sequence[BaseImage] = (TASK_BASE,), *, state: Path | None = 
         name = f"{os.getpid()}-{secrets.token_hex(4)}"
         (state / "leases" / name).touch()
     return Lease(docker, state, name, started_now)
-
-
-@contextmanager
-def leased(images: Sequence[BaseImage] = (TASK_BASE,)) -> Iterator[Lease]:
-    lease = acquire(images)
-    try:
-        yield lease
-    finally:
-        lease.release()
-
-
-# --- images ----------------------------------------------------------------------------
-
-
-def image_label(docker: str, tag: str, label: str) -> str | None:
-    """A label of a local image; None when there is no such image or label."""
-    answer = subprocess.run(
-        [docker, "image", "inspect", "--format", "{{json .Config.Labels}}", tag],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    if answer.returncode != 0:
-        return None
-    labels = json.loads(answer.stdout or "null") or {}
-    value = labels.get(label)
-    return value if isinstance(value, str) else None
-
-
-def ensure_image(docker: str, image: BaseImage) -> bool:
-    """Build the base image unless one made by the same recipe is there; True if built."""
-    key = image.key()
-    if image_label(docker, image.tag, RECIPE_LABEL) == key:
-        return False
-    if not is_root():
-        raise DockerUnavailableError(
-            f"the base image {image.tag} is missing and debootstrap takes root: "
-            "run `sudo make docker-up` once"
-        )
-    build_base(docker, image, key)
-    return True
-
-
-def build_base(docker: str, image: BaseImage, key: str) -> None:
-    """debootstrap a minimal Debian, trim apt's caches, and import it under the tag."""
-    # On disk, not in /run or /dev/shm: debootstrap runs the root's programs in a chroot.
-    work = Path(tempfile.mkdtemp(prefix="hbench-rootfs-", dir="/var/tmp"))
-    rootfs = work / "rootfs"
-    try:
-        include = [f"--include={','.join(image.include)}"] if image.include else []
-        run(
-            ["debootstrap", "--variant=minbase", *include, image.suite, str(rootfs),
-             debian_mirror()],
-            timeout=1200,
-        )  # fmt: skip
-        for pattern in (
-            "var/cache/apt/archives/*.deb",
-            "var/cache/apt/*.bin",
-            "var/lib/apt/lists/*_*",
-        ):
-            for leftover in rootfs.glob(pattern):
-                leftover.unlink()
-        if image.machine_ca_bundle:
-            shutil.copyfile(CA_BUNDLE, rootfs / CA_BUNDLE.relative_to("/"))
-        changes = ["--change", f"LABEL {RECIPE_LABEL}={key}", "--change", 'CMD ["bash"]']
-        with subprocess.Popen(["tar", "-C", str(rootfs), "-c", "."], stdout=subprocess.PIPE) as tar:
-            run([docker, "import", *changes, "-", image.tag], stdin=tar.stdout)
-        if tar.returncode != 0:
-            raise DockerUnavailableError(f"tar of the {image.suite} root exited {tar.returncode}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-def runner_inputs_digest(base_key: str) -> str:
-    """The digest of what the runner image is built from: its base's recipe and every file
-    of its build context (caches aside)."""
-    digest = hashlib.sha256(base_key.encode())
-    for name in RUNNER_INPUTS:
-        path = ROOT / name
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for file in files:
-            if "__pycache__" in file.parts or file.suffix == ".pyc":
-                continue
-            digest.update(f"\0{file.relative_to(ROOT)}\0".encode())
-            digest.update(file.read_bytes())
-    return digest.hexdigest()
-
-
-def build_runner_image(
-    docker: str,
-    tag: str,
-    *,
-    base: BaseImage = PYTHON_BASE,
-    no_cache: bool = False,
-    rebuild: bool = False,
-    log: Path | None = None,
-) -> bool:
-    """Build the runner image on the local base, unless one of the same inputs is there;
-    True if built. The build's output goes to `log`, or to this process's output."""
-    ensure_image(docker, base)
-    digest = runner_inputs_digest(base.key())
-    if not (rebuild or no_cache) and image_label(docker, tag, INPUTS_LABEL) == digest:
-        return False
-    argv = [
-        docker, "build", "--file", str(RUNNER_DOCKERFILE), "--tag", tag,
-        "--build-arg", f"BASE={base.tag}", "--label", f"{INPUTS_LABEL}={digest}",
-        *(["--no-cache"] if no_cache else []), str(ROOT),
-    ]  # fmt: skip
-    if log is None:
-        built = subprocess.run(argv, check=False, timeout=3600)
-    else:
-        with log.open("w") as out:
-            built = subprocess.run(
-                argv, stdout=out, stderr=subprocess.STDOUT, check=False, timeout=3600
-            )
-    if built.returncode != 0:
-        where = f"; its output: {log}\n{tail(log, 30)}" if log else ""
-        raise DockerUnavailableError(f"docker build of {tag} exited {built.returncode}{where}")
-    return True
-
-
-def runner_tag() -> str:
-    return f"hbench-runner:{__version__}"
 
 
 # --- the command line --------------------------------------------------------------------

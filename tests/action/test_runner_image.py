@@ -2,7 +2,7 @@
 runs the demo as the Action's run step does and uploads the job to the real service.
 
 The image is built once per session, or reused when its inputs (the Dockerfile, its
-context and the base's recipe) are those it was built from (tools/dockerhost.py).
+context and the base's recipe) are those it was built from (tools/images.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from hbench.demo import demo_spec, materialize
 from hbench.jobs.manifest import verify
 from hbench.jobs.reader import read_job
 from tests.action.conftest import Service
-from tools import dockerhost
+from tools import dockerhost, images
 
 pytestmark = pytest.mark.docker
 
@@ -37,12 +37,12 @@ TOKEN_VARIABLE = "HBENCH_UPLOAD_TOKEN"
 def runner_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The runner image built on the local base: its tag, while Docker is leased."""
     try:
-        lease = dockerhost.acquire((dockerhost.TASK_BASE, dockerhost.PYTHON_BASE))
+        lease = dockerhost.acquire((images.TASK_BASE, images.PYTHON_BASE))
     except dockerhost.DockerUnavailableError as error:
         pytest.skip(f"Docker can't run here: {error}")
     try:
         log = tmp_path_factory.mktemp("runner-image") / "build.log"
-        dockerhost.build_runner_image(lease.docker, TAG, log=log)
+        images.build_runner_image(lease.docker, TAG, log=log)
         yield lease.docker
     finally:
         lease.release()

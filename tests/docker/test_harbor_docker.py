@@ -18,7 +18,7 @@ from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.manifest import seal, verify
 from hbench.jobs.reader import read_job
 from tests.conftest import run_harbor
-from tools import dockerhost
+from tools import dockerhost, images
 
 pytestmark = pytest.mark.docker
 
@@ -94,10 +94,6 @@ def test_the_task_base_is_the_local_import_under_the_dockerfiles_name(
 ) -> None:
     dockerfiles = sorted(TASKS_DIR.glob("*/environment/Dockerfile"))
     assert len(dockerfiles) == 5
-    assert {p.read_text().splitlines()[0] for p in dockerfiles} == {
-        f"FROM {dockerhost.TASK_BASE.tag}"
-    }
-    recipe = dockerhost.image_label(
-        docker_host.docker, dockerhost.TASK_BASE.tag, dockerhost.RECIPE_LABEL
-    )
-    assert recipe == dockerhost.TASK_BASE.key()
+    assert {p.read_text().splitlines()[0] for p in dockerfiles} == {f"FROM {images.TASK_BASE.tag}"}
+    recipe = images.image_label(docker_host.docker, images.TASK_BASE.tag, images.RECIPE_LABEL)
+    assert recipe == images.TASK_BASE.key()
