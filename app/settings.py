@@ -28,6 +28,11 @@ LOGIN_PATTERN = r"^[A-Za-z0-9](?:-?[A-Za-z0-9])*$"
 LOGIN_MAX_LENGTH = 39
 REPOSITORY_PATTERN = r"^[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}$"
 VERSION_PATTERN = r"^\d+\.\d+\.\d+$"
+TRUSTED_WORKFLOW_PATTERN = (
+    r"[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}/\.github/workflows/[^@\s=]+\.ya?ml@[^\s=]+"
+    r"=[0-9a-f]{40}"
+)
+"""A reusable workflow at a released ref, and the commit that ref named at the release."""
 
 # Values people paste from templates and examples. A secret that is one of these (or that
 # is this short) protects nothing, so GitHub mode refuses to start with it.
@@ -64,7 +69,7 @@ class Settings(BaseSettings):
     session_lifetime: timedelta = Field(default=timedelta(days=7), gt=timedelta(0))
     github_api_url: str = "https://api.github.com"
     oidc_issuer: str = "https://token.actions.githubusercontent.com"
-    trusted_workflow_refs: Annotated[tuple[str, ...], NoDecode] = ()
+    trusted_workflows: Annotated[tuple[str, ...], NoDecode] = ()
 
     min_hbench_version: str = Field(default="0.3.0", pattern=VERSION_PATTERN)
     upload_max_bytes: int = Field(default=UPLOAD_MAX_BYTES, gt=0)
@@ -128,11 +133,22 @@ class Settings(BaseSettings):
             return int(value)
         return value
 
-    @field_validator("trusted_workflow_refs", mode="before")
+    @field_validator("trusted_workflows", mode="before")
     @classmethod
-    def _split_workflow_refs(cls, value: object) -> object:
+    def _split_workflows(cls, value: object) -> object:
         if isinstance(value, str):
-            return tuple(ref.strip() for ref in value.split(",") if ref.strip())
+            return tuple(entry.strip() for entry in value.split(",") if entry.strip())
+        return value
+
+    @field_validator("trusted_workflows")
+    @classmethod
+    def _check_workflows(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [entry for entry in value if not re.fullmatch(TRUSTED_WORKFLOW_PATTERN, entry)]
+        if bad:
+            raise ValueError(
+                f"not OWNER/REPO/.github/workflows/FILE.yml@REF=SHA (a 40-hex commit): "
+                f"{', '.join(bad)}"
+            )
         return value
 
     @field_validator("session_lifetime", mode="before")

@@ -14,11 +14,11 @@ caller's transaction, so one token issues one run.
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import logging
 import re
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Protocol, TypeGuard
 
@@ -162,6 +162,7 @@ class ActionsClaims(BaseModel):
     repository_owner_id: int = Field(gt=0)
     workflow_ref: str = Field(pattern=WORKFLOW_REF.pattern)
     job_workflow_ref: str = Field(pattern=WORKFLOW_REF.pattern)
+    job_workflow_sha: str = Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")
     ref: str = Field(min_length=1)
     sha: str = Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")
     run_id: int = Field(gt=0)
@@ -182,6 +183,7 @@ class ActionsClaims(BaseModel):
             "repository_owner_id": self.repository_owner_id,
             "workflow_ref": self.workflow_ref,
             "job_workflow_ref": self.job_workflow_ref,
+            "job_workflow_sha": self.job_workflow_sha,
             "ref": self.ref,
             "sha": self.sha,
             "run_id": self.run_id,
@@ -194,6 +196,41 @@ class ActionsClaims(BaseModel):
         }
 
 
+GITHUB_HOSTED = "github-hosted"
+
+
+@dataclass(frozen=True)
+class TrustedWorkflow:
+    """A release of the reusable workflow the service trusts: its ref, and the commit the
+    ref named when it was released (`HBENCH_TRUSTED_WORKFLOWS`, `REF=SHA`)."""
+
+    ref: str
+    sha: str
+
+    @property
+    def path(self) -> str:
+        """The workflow file, `OWNER/REPO/.github/workflows/FILE.yml`, whatever the ref."""
+        return self.ref.split("@", 1)[0]
+
+    @classmethod
+    def parse(cls, entry: str) -> TrustedWorkflow:
+        ref, _, sha = entry.rpartition("=")
+        return cls(ref, sha)
+
+
+def trusted_workflows(entries: Sequence[str]) -> tuple[TrustedWorkflow, ...]:
+    return tuple(TrustedWorkflow.parse(entry) for entry in entries)
+
+
+def is_trusted(claims: ActionsClaims, trusted: Sequence[TrustedWorkflow]) -> bool:
+    """Whether the job ran a trusted release of the reusable workflow, exactly as released,
+    on a runner GitHub hosts: what "run on CI" needs of the token that issued a run."""
+    pinned = any(
+        w.ref == claims.job_workflow_ref and w.sha == claims.job_workflow_sha for w in trusted
+    )
+    return pinned and claims.runner_environment == GITHUB_HOSTED
+
+
 class OidcVerifier:
     """Verifies tokens from one issuer for one audience; keeps the issuer's keys."""
 
@@ -203,13 +240,13 @@ class OidcVerifier:
         issuer: str,
         audience: str,
         keys: JwksCache,
-        trusted_workflow_refs: Sequence[str] = (),
+        trusted: Sequence[TrustedWorkflow] = (),
         leeway: timedelta = LEEWAY,
     ) -> None:
         self.issuer = issuer
         self.audience = audience
         self.keys = keys
-        self.trusted_workflow_refs = tuple(trusted_workflow_refs)
+        self.trusted = tuple(trusted)
         self.leeway = leeway
 
     async def verify(self, token: str, now: datetime | None = None) -> ActionsClaims:
@@ -241,7 +278,7 @@ class OidcVerifier:
         refuse(registered_claim_problems(payload, self.issuer, self.audience, moment, self.leeway))
         claims = parse_claims(payload)
         refuse(consistency_problems(claims))
-        refuse(workflow_problems(claims, self.trusted_workflow_refs))
+        refuse(workflow_problems(claims, self.trusted))
         return claims
 
 
@@ -348,15 +385,37 @@ def consistency_problems(claims: ActionsClaims) -> list[Problem]:
     return [Problem("oidc-claims-invalid", message, path) for ok, message, path in checks if not ok]
 
 
-def workflow_problems(claims: ActionsClaims, trusted: Sequence[str]) -> list[Problem]:
-    """With trusted workflows configured, the job must run one of them."""
-    if not trusted or any(fnmatch.fnmatchcase(claims.job_workflow_ref, p) for p in trusted):
+def workflow_problems(claims: ActionsClaims, trusted: Sequence[TrustedWorkflow]) -> list[Problem]:
+    """With trusted workflows configured, the job must run one of their releases, at the
+    commit it was released at: a branch, another tag, a fork or an edited copy won't do."""
+    if not trusted:
         return []
+    ref, sha = claims.job_workflow_ref, claims.job_workflow_sha
+    if any(w.ref == ref and w.sha == sha for w in trusted):
+        return []
+    releases = ", ".join(sorted({w.ref.split("@", 1)[1] for w in trusted}))
+    usage = f"uses: {trusted[-1].ref}"
+    if any(w.ref == ref for w in trusted):
+        return [
+            Problem(
+                "oidc-workflow-sha-unknown",
+                f"the job runs {ref} at commit {sha}, but that release was made at another "
+                f"commit: the ref was moved, or the workflow came from elsewhere. Call the "
+                f"release as published (`{usage}` in your workflow's job)",
+                "claims.job_workflow_sha",
+            )
+        ]
+    ours = any(w.path == ref.split("@", 1)[0] for w in trusted)
+    what = (
+        "a ref of the reusable workflow this service does not trust"
+        if ours
+        else "a workflow this service does not trust"
+    )
     return [
         Problem(
             "oidc-workflow-untrusted",
-            f"the job runs {claims.job_workflow_ref}, which is not one of the workflows this "
-            f"service trusts ({', '.join(trusted)})",
+            f"the job runs {ref}, {what}. Call one of its releases ({releases}) from your "
+            f"workflow, such as `{usage}`",
             "claims.job_workflow_ref",
         )
     ]
@@ -405,7 +464,7 @@ def get_oidc_verifier(request: Request, settings: SettingsDep) -> OidcVerifier:
         issuer=settings.oidc_issuer,
         audience=settings.public_url,
         keys=JwksCache(HttpJwksSource(settings.oidc_issuer)),
-        trusted_workflow_refs=settings.trusted_workflow_refs,
+        trusted=trusted_workflows(settings.trusted_workflows),
     )
     request.app.state.oidc_verifier = verifier
     return verifier

@@ -99,7 +99,7 @@ def test_the_steps_issue_with_the_workflows_oidc_token_and_upload(
             state_dir=tmp_path / "state",
             public_url=service_url,
             oidc_issuer=issuer_url,
-            trusted_workflow_refs=(workflow,),
+            trusted_workflows=(f"{workflow}={'a' * 40}",),
         )
         database = Database(settings.effective_database_url)
         with serving_on(create_app(settings), sock):

@@ -21,6 +21,8 @@ from app.github.oidc import (
     JwksCache,
     OidcVerifier,
     consume_jti,
+    is_trusted,
+    trusted_workflows,
 )
 from hbench.errors import HbenchError
 from tests.fakes.github import REMOVE, FakeGitHub
@@ -242,21 +244,60 @@ async def test_a_discovery_document_for_another_issuer_is_not_trusted(
     assert refused.value.code == "oidc-issuer-unavailable"
 
 
-async def test_only_trusted_workflows_may_issue_when_some_are_named(
-    fake: FakeGitHub, keys: JwksCache
+RELEASE = "hbench/hbench/.github/workflows/run-benchmark.yml@refs/tags/v0.3.0"
+RELEASED_AT = "c" * 40
+
+
+@pytest.fixture
+def pinned(fake: FakeGitHub, keys: JwksCache) -> OidcVerifier:
+    """A verifier trusting one release of the reusable workflow, at its commit."""
+    trusted = trusted_workflows([f"{RELEASE}={RELEASED_AT}"])
+    return OidcVerifier(issuer=fake.url, audience=SERVICE_URL, keys=keys, trusted=trusted)
+
+
+async def test_the_released_workflow_at_its_commit_is_trusted(
+    pinned: OidcVerifier, fake: FakeGitHub
 ) -> None:
-    verifier = OidcVerifier(
-        issuer=fake.url,
-        audience=SERVICE_URL,
-        keys=keys,
-        trusted_workflow_refs=["hbench/hbench/.github/workflows/run.yml@refs/tags/*"],
+    token = fake.oidc.mint(SERVICE_URL, job_workflow_ref=RELEASE, job_workflow_sha=RELEASED_AT)
+    claims = await pinned.verify(token)
+    assert (claims.job_workflow_ref, claims.job_workflow_sha) == (RELEASE, RELEASED_AT)
+    assert is_trusted(claims, pinned.trusted)
+    # The same release on a runner of the caller's own is accepted, but not trusted.
+    self_hosted = await pinned.verify(
+        fake.oidc.mint(
+            SERVICE_URL, job_workflow_ref=RELEASE, job_workflow_sha=RELEASED_AT,
+            runner_environment="self-hosted",
+        )
+    )  # fmt: skip
+    assert not is_trusted(self_hosted, pinned.trusted)
+
+
+async def test_a_ref_the_caller_chose_is_refused(pinned: OidcVerifier, fake: FakeGitHub) -> None:
+    branch = "hbench/hbench/.github/workflows/run-benchmark.yml@refs/heads/my-branch"
+    refused = await refusal(
+        pinned, fake.oidc.mint(SERVICE_URL, job_workflow_ref=branch, job_workflow_sha=RELEASED_AT)
     )
-    assert (await refusal(verifier, fake.oidc.mint(SERVICE_URL))).code == (
-        "oidc-workflow-untrusted"
-    )
-    reusable = "hbench/hbench/.github/workflows/run.yml@refs/tags/v1"
-    claims = await verifier.verify(fake.oidc.mint(SERVICE_URL, job_workflow_ref=reusable))
-    assert claims.job_workflow_ref == reusable
+    assert refused.code == "oidc-workflow-untrusted"
+    assert "a ref of the reusable workflow this service does not trust" in refused.detail
+    assert f"uses: {RELEASE}" in refused.detail
+    # A workflow of the caller's own is refused too, once releases are named.
+    assert (await refusal(pinned, fake.oidc.mint(SERVICE_URL))).code == "oidc-workflow-untrusted"
+
+
+async def test_a_release_ref_at_another_commit_is_refused(
+    pinned: OidcVerifier, fake: FakeGitHub
+) -> None:
+    moved = fake.oidc.mint(SERVICE_URL, job_workflow_ref=RELEASE, job_workflow_sha="d" * 40)
+    refused = await refusal(pinned, moved)
+    assert refused.code == "oidc-workflow-sha-unknown"
+    assert "the ref was moved, or the workflow came from elsewhere" in refused.detail
+
+
+async def test_without_releases_named_any_workflow_issues_and_none_is_trusted(
+    verifier: OidcVerifier, fake: FakeGitHub
+) -> None:
+    claims = await verifier.verify(fake.oidc.mint(SERVICE_URL))
+    assert not is_trusted(claims, verifier.trusted)
 
 
 async def test_a_token_is_used_once(verifier: OidcVerifier, fake: FakeGitHub, db: Session) -> None:

@@ -94,6 +94,8 @@ class FakeOidcIssuer:
             "workflow": "hbench",
             "workflow_ref": "octo-org/octo-repo/.github/workflows/hbench.yml@refs/heads/main",
             "job_workflow_ref": "octo-org/octo-repo/.github/workflows/hbench.yml@refs/heads/main",
+            "workflow_sha": "a" * 40,
+            "job_workflow_sha": "a" * 40,
             "event_name": "workflow_dispatch",
             "ref_type": "branch",
             "runner_environment": "github-hosted",
