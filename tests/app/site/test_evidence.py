@@ -48,6 +48,13 @@ def section(page: str, heading_id: str) -> str:
     return page[start : page.index("</section>", start)]
 
 
+def first(pattern: str, text: str) -> str:
+    """The first group of the pattern's first match in the text."""
+    found = re.search(pattern, text)
+    assert found is not None, (pattern, text)
+    return found[1]
+
+
 def table_rows(page: str, table_id: str) -> list[tuple[str, str]]:
     """Each body row of a table: its `data-evidence` and its HTML."""
     start = page.index(f'id="{table_id}"')
@@ -57,7 +64,7 @@ def table_rows(page: str, table_id: str) -> list[tuple[str, str]]:
 def test_each_board_row_shows_the_levels_every_public_run_holds(built_site: Path) -> None:
     page = html(built_site, f"{DEMO}/index.html")
     rows = {
-        re.search(r"github\.com/([a-z-]+)", cells)[1]: (data, shown(cells))  # type: ignore[index]
+        first(r"github\.com/([a-z-]+)", cells): (data, shown(cells))
         for data, cells in table_rows(page, "rows-table")
     }
     assert rows == {
@@ -70,7 +77,7 @@ def test_each_board_row_shows_the_levels_every_public_run_holds(built_site: Path
     }
     # Every label says, in its title, what its level proves and what it doesn't.
     for level, title, text in LABEL.findall(section(page, "rows-heading")):
-        words = TEXTS[level]  # type: ignore[index]
+        words = next(TEXTS[known] for known in LEVELS if known == level)
         assert text == words.title
         assert unescape(title) == (
             f"{words.title}: proves {words.proves}. Does not prove {words.does_not_prove}."
@@ -118,7 +125,7 @@ def test_the_board_json_carries_each_row_and_runs_evidence(built_site: Path) -> 
     }
     page = html(built_site, f"{DEMO}/index.html")
     listed = {
-        re.search(r"runs/([a-z0-9-]+)\.html", cells)[1]: (data, shown(cells))  # type: ignore[index]
+        first(r"runs/([a-z0-9-]+)\.html", cells): (data, shown(cells))
         for data, cells in table_rows(page, "runs-table")
     }
     assert listed["demo-2"] == (
