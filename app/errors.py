@@ -108,6 +108,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "oidc-workflow-untrusted": 403,
     "oidc-workflow-sha-unknown": 403,
     "oidc-runner-self-hosted": 403,
+    "board-actions-only": 403,
     "oidc-upload-mismatch": 403,
     "oidc-resume-mismatch": 403,
     "oidc-token-reused": 401,

@@ -209,6 +209,7 @@ RULE_CODES: frozenset[str] = frozenset(
         "oidc-workflow-untrusted",
         "oidc-workflow-sha-unknown",
         "oidc-runner-self-hosted",
+        "board-actions-only",
         "oidc-upload-mismatch",
         "oidc-resume-mismatch",
         "oidc-token-reused",
@@ -255,6 +256,8 @@ RULE_CODES: frozenset[str] = frozenset(
         "action-env-missing",
         "action-run-failed",
         "action-handoff-missing",
+        "action-resume-mismatch",
+        "action-workflow-source-unknown",
     }
 )
 

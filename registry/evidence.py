@@ -2,9 +2,10 @@
 
 Every run on a board is at least *self-reported*: its files are unchanged since the
 submitter sealed them and agree with each other. A run may also be *regraded* (the service
-ran the tasks' verifiers again on the recorded outputs and got the same rewards) and
-*issued* (the service issued its spec before it ran). The levels are independent, and each
-says what it proves and what it doesn't; nothing here calls a run more than its levels say.
+ran the tasks' verifiers again on the recorded outputs and got the same rewards), *issued*
+(the service issued its spec before it ran) and, when issued, *run on CI* (the pinned
+workflow issued, ran and uploaded it on a GitHub-hosted runner). Each says what it proves
+and what it doesn't; nothing here calls a run more than its levels say.
 `docs/trust.md` gives, for each level, what an attacker must control to forge it.
 """
 
@@ -18,8 +19,8 @@ from pydantic import Field
 
 from registry.schema import Record
 
-Level = Literal["self-reported", "regraded", "issued"]
-LEVELS: tuple[Level, ...] = ("self-reported", "regraded", "issued")
+Level = Literal["self-reported", "regraded", "issued", "run-on-ci"]
+LEVELS: tuple[Level, ...] = ("self-reported", "regraded", "issued", "run-on-ci")
 """Every level, in the order pages show them."""
 
 RegradeOutcome = Literal["agreed", "not-regradable", "failed"]
@@ -56,6 +57,13 @@ TEXTS: dict[Level, LevelText] = {
         "its board counts the run whether or not it is published",
         "where or how the job ran: the machine that ran it is the submitter's",
     ),
+    "run-on-ci": LevelText(
+        "Run on CI",
+        "a trusted release of hbench's reusable workflow issued, ran and uploaded the job in "
+        "one workflow run, on a runner GitHub hosts, with code and image pinned to its commit",
+        "that the agent and model did the work the way a reader assumes: GitHub, or the "
+        "workflow's own code, could forge it, and the model's provider answered its calls",
+    ),
 }
 
 
@@ -74,6 +82,11 @@ class RunEvidence(Record):
         "`not-regradable` or `failed`: it could not, for the reason in `regradeNote`."
     )
     regrade_note: str | None = Field(default=None, max_length=500)
+    ci: bool = Field(
+        default=False,
+        description="Issued, run and uploaded by a trusted release of the reusable workflow "
+        "on a GitHub-hosted runner, in one workflow run.",
+    )
 
 
 def run_levels(evidence: RunEvidence | None, *, issued: bool) -> list[Level]:
@@ -84,6 +97,8 @@ def run_levels(evidence: RunEvidence | None, *, issued: bool) -> list[Level]:
         levels.append("regraded")
     if issued:
         levels.append("issued")
+        if evidence is not None and evidence.ci:
+            levels.append("run-on-ci")
     return levels
 
 

@@ -303,6 +303,11 @@ class Board(Record):
         default_factory=dict,
         description="Comparability settings that differ from Harbor's defaults (usually none).",
     )
+    runner: Literal["any", "github-hosted"] = Field(
+        default="any",
+        description="`github-hosted`: runs are issued only to GitHub Actions workflows on "
+        "runners GitHub hosts (by their OIDC token), never for a machine of the submitter's.",
+    )
 
 
 class Price(Record):

@@ -13,6 +13,7 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from sqlalchemy import select
@@ -28,6 +29,7 @@ from app.checks.summary import UploadSize, fingerprint, job_summary
 from app.checks.table import Report
 from app.db.models import Job, JobStatus
 from app.db.session import Database
+from app.github.oidc import consume_jti
 from app.publish.fingerprints import published_before
 from app.regrade.plan import RegradeInput, RegradeSetup, plan_regrade
 from app.regrade.service import new_regrade
@@ -118,11 +120,16 @@ def accept(
             redactions=redactions,
         )
     )
+    ci = upload.uploader.ci
+    if ci is not None:
+        row.summary = {**row.summary, "ci": ci.summary()}
     archive = pack_beside(extracted)
     regrade = new_regrade(row.id, plan, upload.now)
-    return Stored(
-        store_job(database, blobs, row, archive, now=upload.now, regrade=regrade), report
+    also = partial(consume_jti, claims=ci.claims, now=upload.now) if ci is not None else None
+    stored = store_job(
+        database, blobs, row, archive, now=upload.now, regrade=regrade, also=also
     )
+    return Stored(stored, report)
 
 
 def gather(

@@ -22,7 +22,7 @@ import secrets
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -90,6 +90,7 @@ def store_job(
     *,
     now: datetime,
     regrade: Regrade | None = None,
+    also: Callable[[Session], None] | None = None,
 ) -> Job:
     """Put the archive under the row's blob key, then claim the run and insert the row,
     with its regrade's row in the same transaction.
@@ -109,6 +110,8 @@ def store_job(
             insert(session, row)
             if regrade is not None:
                 row.regrade = regrade
+            if also is not None:
+                also(session)  # in the same transaction: a binding token's jti, say
             session.commit()
     except BaseException:
         blobs.delete(row.blob_key)

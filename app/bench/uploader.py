@@ -14,21 +14,27 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Annotated
+from functools import partial
+from typing import Annotated, Any
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
-from app.auth.dependencies import bearer, current_caller
+from app.auth.dependencies import bearer, current_caller, looks_like_jwt
 from app.auth.service import authenticate_api_token, refuse_denied
 from app.auth.tokens import hash_token, hashes_match, is_run_token
 from app.checks.evidence import IssuedSpec
 from app.checks.run_token import RUN_TOKEN_HEADER, run_token_problems, unknown_token
-from app.clock import ClockDep
+from app.clock import Clock, ClockDep
 from app.db.models import Account, IssuedRun
+from app.db.session import Database
 from app.dependencies import DatabaseDep, SettingsDep
+from app.github.oidc import ActionsClaims, get_oidc_verifier
+from app.runs.provenance import RESUMED_BY, TRUSTED_WORKFLOW
+from app.settings import Settings
 from hbench.errors import HbenchError
 
 run_token_header = APIKeyHeader(
@@ -40,6 +46,27 @@ run_token_header = APIKeyHeader(
 
 
 @dataclass(frozen=True)
+class CiBinding:
+    """An upload bound to the workflow run that issued its run: the upload's own OIDC token
+    (its `jti` is consumed with the stored job), and whether the run is *run on CI*."""
+
+    claims: ActionsClaims
+    run_on_ci: bool
+    """The issuing workflow was a trusted release on a GitHub-hosted runner, and the run
+    was not continued from another workflow run."""
+
+    def summary(self) -> dict[str, Any]:
+        """What the stored job keeps of it (`app.regrade.service.run_evidence` reads it)."""
+        return {
+            "bound": True,
+            "run_on_ci": self.run_on_ci,
+            "runner_environment": self.claims.runner_environment,
+            "run_id": self.claims.run_id,
+            "run_attempt": self.claims.run_attempt,
+        }
+
+
+@dataclass(frozen=True)
 class Uploader:
     """The account the job will belong to, and the issued run it is uploaded as, if any."""
 
@@ -47,9 +74,10 @@ class Uploader:
     login: str
     run_id: uuid.UUID | None = None
     issued: IssuedSpec | None = None
+    ci: CiBinding | None = None
 
 
-def get_uploader(
+async def upload_identity(
     request: Request,
     *,
     database: DatabaseDep,
@@ -57,6 +85,38 @@ def get_uploader(
     clock: ClockDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
     run_token: Annotated[str | None, Security(run_token_header)],
+) -> Uploader:
+    """The uploader; beside a run token, an OIDC bearer binds the upload to the workflow run
+    that issued it (verified here, then checked against the run's own claims)."""
+    ci_claims = None
+    jwt = credentials is not None and looks_like_jwt(credentials.credentials)
+    if run_token is not None and credentials is not None and jwt:
+        verifier = get_oidc_verifier(request, settings)
+        ci_claims = await verifier.verify(credentials.credentials, clock())
+        credentials = None
+    return await run_in_threadpool(
+        partial(
+            get_uploader,
+            request,
+            database=database,
+            settings=settings,
+            clock=clock,
+            credentials=credentials,
+            run_token=run_token,
+            ci_claims=ci_claims,
+        )
+    )
+
+
+def get_uploader(
+    request: Request,
+    *,
+    database: Database,
+    settings: Settings,
+    clock: Clock,
+    credentials: HTTPAuthorizationCredentials | None,
+    run_token: str | None,
+    ci_claims: ActionsClaims | None = None,
 ) -> Uploader:
     """The uploader, or the refusal that says why the request may not upload."""
     with database.session() as session:
@@ -86,7 +146,49 @@ def get_uploader(
             board=run.board,
             entry=run.entry,
         )
-        return Uploader(account.id, account.login, run.id, issued)
+        ci = ci_binding(run.provenance, ci_claims) if ci_claims is not None else None
+        return Uploader(account.id, account.login, run.id, issued, ci)
+
+
+BOUND_CLAIMS = (
+    "repository_id",
+    "run_id",
+    "run_attempt",
+    "job_workflow_ref",
+    "job_workflow_sha",
+    "runner_environment",
+)
+"""What must be the same in the upload's token and the one the run was issued (or, when it
+was continued in a new workflow run, resumed) with: one job of one workflow run."""
+
+
+def ci_binding(provenance: dict[str, Any] | None, claims: ActionsClaims) -> CiBinding:
+    """The binding of an upload to its run's workflow run, or `oidc-upload-mismatch`."""
+    stored = provenance or {}
+    issuing = stored.get(RESUMED_BY) or stored.get("oidc")
+    if not isinstance(issuing, dict):
+        raise HbenchError(
+            "oidc-upload-mismatch",
+            "the run was not issued by a GitHub Actions workflow, so an upload can't be bound "
+            "to one; upload it with the run token alone",
+            path="authorization",
+        )
+    uploading = claims.provenance()
+    differing = [name for name in BOUND_CLAIMS if issuing.get(name) != uploading.get(name)]
+    if differing:
+        shown = "; ".join(
+            f"{name} {uploading.get(name)!r}, issued with {issuing.get(name)!r}"
+            for name in differing
+        )
+        raise HbenchError(
+            "oidc-upload-mismatch",
+            f"the upload's OIDC token is of another job than the one that issued the run "
+            f"({shown}): upload from the same job of the same workflow run, as the "
+            "reusable workflow does, or with the run token alone",
+            path="authorization",
+        )
+    run_on_ci = bool(stored.get(TRUSTED_WORKFLOW)) and RESUMED_BY not in stored
+    return CiBinding(claims, run_on_ci)
 
 
 def find_run(session: Session, token: str) -> IssuedRun:
@@ -110,4 +212,4 @@ def find_run(session: Session, token: str) -> IssuedRun:
     return run
 
 
-UploaderDep = Annotated[Uploader, Depends(get_uploader)]
+UploaderDep = Annotated[Uploader, Depends(upload_identity)]

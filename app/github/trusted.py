@@ -27,7 +27,7 @@ from app.clock import ClockDep
 from app.db.models import Account
 from app.dependencies import SessionDep, SettingsDep
 from app.github.installations import account_for_repository, installation_for_repository
-from app.github.oidc import ActionsClaims, get_oidc_verifier
+from app.github.oidc import ActionsClaims, get_oidc_verifier, is_trusted
 from hbench.errors import HbenchError
 
 
@@ -38,6 +38,8 @@ class RunIssuer:
 
     account: Account
     claims: ActionsClaims | None = None
+    trusted: bool = False
+    """A trusted release of the reusable workflow, on a GitHub-hosted runner."""
 
 
 async def run_issuer(
@@ -56,7 +58,7 @@ async def run_issuer(
     verifier = get_oidc_verifier(request, settings)
     claims = await verifier.verify(credentials.credentials, clock())
     account = await run_in_threadpool(workflow_account, session, claims)
-    return RunIssuer(account, claims)
+    return RunIssuer(account, claims, is_trusted(claims, verifier.trusted))
 
 
 def workflow_account(session: Session, claims: ActionsClaims) -> Account:

@@ -133,6 +133,7 @@ def provenance_of(stored: Mapping[str, Any] | None) -> Provenance:
         runner=runner if runner in RUNNER_KINDS else None,
         job_workflow_ref=claims.get("job_workflow_ref"),
         run_id=_run_id(claims.get("run_id")),
+        job_workflow_sha=claims.get("job_workflow_sha"),
     )
 
 

@@ -94,11 +94,13 @@ def run_evidence(row: Job, regrade: Regrade | None) -> RunEvidence:
     else:
         outcome = OUTCOMES.get(regrade.status, "not-regradable")
         note = regrade.note if outcome != "agreed" else None
+    ci = row.summary.get("ci") or {}
     return RunEvidence(
         consistent=True,  # the upload refuses a job whose files disagree
         tasks_pinned=bool(row.summary.get("tasks_pinned")),
         regrade=outcome,
         regrade_note=note[:500] if note else None,
+        ci=bool(ci.get("run_on_ci")),
     )
 
 

@@ -86,6 +86,33 @@ def check_request(request: IssueRequest, registry: Registry, *, denied: bool) ->
     return target
 
 
+def runner_problems(board: Board, runner_environment: str | None) -> list[Problem]:
+    """A board of GitHub-hosted runs takes a run only from a workflow on such a runner;
+    `runner_environment` is the issuing OIDC token's, None for any other issuer."""
+    if board.runner != "github-hosted":
+        return []
+    if runner_environment is None:
+        return [
+            Problem(
+                "board-actions-only",
+                f"the board {board.slug} takes only runs a GitHub Actions workflow issues on a "
+                "runner GitHub hosts: issue it from the reusable workflow (docs/action.md), "
+                "with `permissions: id-token: write`",
+            )
+        ]
+    if runner_environment != "github-hosted":
+        return [
+            Problem(
+                "oidc-runner-self-hosted",
+                f"the board {board.slug} takes only runs on runners GitHub hosts, and this "
+                f"job runs on a {runner_environment} runner: set the job's `runs-on` to a "
+                "GitHub-hosted label (such as ubuntu-latest)",
+                "claims.runner_environment",
+            )
+        ]
+    return []
+
+
 def look_up(request: IssueRequest, registry: Registry) -> tuple[Lookup, list[Problem]]:
     """Find the board, benchmark, task set and model, by `arena` or by the other fields."""
     if request.arena is not None:

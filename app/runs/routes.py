@@ -33,6 +33,7 @@ from app.runs.schemas import (
 from app.runs.status import effective_status
 from app.settings import Settings, get_settings
 from hbench.demo import materialize
+from hbench.errors import HbenchError
 
 SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
 POLICY = (
@@ -51,6 +52,8 @@ POLICY = (
     "run-prompt-template-invalid",
     "run-limit-daily",
     "run-limit-waiting",
+    "board-actions-only",
+    "oidc-runner-self-hosted",
 )
 OIDC = (
     "oidc-token-invalid",
@@ -62,6 +65,7 @@ OIDC = (
     "oidc-token-not-yet-valid",
     "oidc-claims-invalid",
     "oidc-workflow-untrusted",
+    "oidc-workflow-sha-unknown",
     "oidc-token-reused",
     "oidc-issuer-unavailable",
     "oidc-repository-not-installed",
@@ -118,6 +122,7 @@ def issue_run(
         lifetime=settings.run_token_lifetime,
         now=clock(),
         claims=issuer.claims,
+        trusted=issuer.trusted,
     )
     run = issued.run
     # The one answer that carries the run token must not be kept by any cache on the way.
@@ -170,6 +175,52 @@ def abandon_run(
 ) -> IssuedRunInfo:
     now = clock()
     return info(service.abandon_run(session, account, run_id, now), now)
+
+
+@router.post(
+    "/{run_id}/resume",
+    summary="Continue a stopped run from a new workflow run: a new run token",
+    description="For a run a GitHub Actions workflow issued, with an OIDC token of the new "
+    "workflow run (the same repository and the same release of the workflow): answers the "
+    "run's spec and a new run token, shown once; the earlier token stops working. The "
+    "upload is bound to the new workflow run, and a resumed run is never run on CI.",
+    response_model=IssuedRunCreated,
+    status_code=200,
+    responses=error_responses(
+        *OIDC, "oidc-resume-mismatch", "run-not-found", "run-not-waiting", "request-invalid"
+    ),
+)
+def resume_run(
+    run_id: uuid.UUID,
+    *,
+    issuer: RunIssuerDep,
+    session: SessionDep,
+    clock: ClockDep,
+    response: Response,
+) -> IssuedRunCreated:
+    if issuer.claims is None:
+        raise HbenchError(
+            "oidc-resume-mismatch",
+            "resuming a run from a new workflow run needs that run's GitHub Actions OIDC token "
+            "(`permissions: id-token: write`); a run stopped on your machine resumes there "
+            "with `hbench jobs resume`",
+        )
+    run, token = service.resume_run(session, issuer.account, run_id, issuer.claims, clock())
+    response.headers["cache-control"] = "no-store"
+    return IssuedRunCreated(
+        run_id=run.id,
+        board=run.board,
+        submission=run.entry,
+        job_name=str(run.spec["job_name"]),
+        spec=run.spec,
+        spec_digest=run.spec_digest,
+        # The template is not kept; the run's folder, saved with the job, holds prompt.j2.
+        prompt_template=None,
+        token=token,
+        issued_at=run.issued_at,
+        expires_at=run.expires_at,
+        environment=[],
+    )
 
 
 def info(run: IssuedRun, now: datetime) -> IssuedRunInfo:

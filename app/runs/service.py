@@ -12,7 +12,6 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -21,6 +20,7 @@ from app.auth.tokens import hash_token, new_run_token
 from app.db.models import Account, IssuedRun, IssuedRunStatus
 from app.github.oidc import ActionsClaims, consume_jti
 from app.runs import policy, spec
+from app.runs.provenance import RESUMED_BY, provenance_of
 from app.runs.schemas import IssueRequest
 from app.runs.status import effective_status
 from hbench.digest import spec_digest
@@ -50,12 +50,19 @@ def issue_run(
     lifetime: timedelta,
     now: datetime,
     claims: ActionsClaims | None = None,
+    trusted: bool = False,
 ) -> Issued:
     """Check the request and the board's limits, then store the run and return its token.
 
     A run a workflow issues with its OIDC token (`claims`, verified) consumes the token's
-    `jti` in the same transaction, and keeps the claims as the run's provenance."""
+    `jti` in the same transaction, and keeps the claims as the run's provenance, with
+    whether the workflow is a trusted release on a GitHub-hosted runner (`trusted`)."""
     target = policy.check_request(request, registry, denied=account.is_denied)
+    runner = policy.runner_problems(
+        target.board, claims.runner_environment if claims is not None else None
+    )
+    if runner:
+        raise HbenchError.from_problems(runner)
     lock_account(session, account)
     problems = policy.limit_problems(target.board, board_usage(session, account, target, now), now)
     if problems:
@@ -83,31 +90,13 @@ def issue_run(
         status=IssuedRunStatus.ISSUED,
         issued_at=now,
         expires_at=now + lifetime,
-        provenance=provenance_of(request, claims),
+        provenance=provenance_of(request, claims, trusted=trusted),
     )
     session.add(run)
     session.commit()
     return Issued(
         run, token, request.declarative.prompt_template, spec.run_environment(plan.model_name)
     )
-
-
-def provenance_of(request: IssueRequest, claims: ActionsClaims | None) -> dict[str, Any] | None:
-    """Where a run comes from: what its issuer declared, and the verified claims of the
-    workflow that issued it, under `oidc` (publishing reads them there)."""
-    declared = declared_provenance(request)
-    if claims is None:
-        return declared
-    return {**(declared or {}), "oidc": claims.provenance()}
-
-
-def declared_provenance(request: IssueRequest) -> dict[str, Any] | None:
-    """What the person issuing the run declared about it: the hardware, for now.
-
-    It sits beside the OIDC claims a workflow's run will carry (under their own key), in
-    the row's one JSON column for where a run comes from; none of it is verified.
-    """
-    return {"hardware": dict(request.hardware)} if request.hardware else None
 
 
 def lock_account(session: Session, account: Account) -> None:
@@ -176,11 +165,64 @@ def abandon_run(session: Session, account: Account, run_id: uuid.UUID, now: date
     return run
 
 
-def not_waiting_message(run: IssuedRun, now: datetime) -> str:
+RESUME_CLAIMS = ("repository_id", "job_workflow_ref", "job_workflow_sha")
+"""What a workflow run continuing an issued run must share with the one that issued it."""
+
+
+def resume_run(
+    session: Session, account: Account, run_id: uuid.UUID, claims: ActionsClaims, now: datetime
+) -> tuple[IssuedRun, str]:
+    """Give a workflow run that continues a stopped issued run a new run token (the old one
+    stops working); the upload is then bound to this workflow run, and never run on CI."""
+    run = session.get(IssuedRun, run_id)
+    if run is None or run.account_id != account.id:
+        raise HbenchError("run-not-found", f"you have no issued run with id {run_id}")
+    issuing = (run.provenance or {}).get("oidc")
+    if not isinstance(issuing, dict):
+        raise HbenchError(
+            "oidc-resume-mismatch",
+            f"the run {run_id} was not issued by a GitHub Actions workflow; continue it where "
+            "it ran (`hbench jobs resume`), and upload it with its run token",
+        )
+    resuming = claims.provenance()
+    differing = [name for name in RESUME_CLAIMS if issuing.get(name) != resuming.get(name)]
+    if differing:
+        shown = "; ".join(
+            f"{name} {resuming.get(name)!r}, issued with {issuing.get(name)!r}"
+            for name in differing
+        )
+        raise HbenchError(
+            "oidc-resume-mismatch",
+            f"the run {run_id} was issued by another repository or workflow ({shown}); resume "
+            "it from the repository and the release of the workflow that issued it",
+        )
+    token = new_run_token()
+    provenance = {**(run.provenance or {}), RESUMED_BY: resuming}
+    consume_jti(session, claims, now)
+    resumed = session.execute(
+        update(IssuedRun)
+        .where(
+            IssuedRun.id == run_id,
+            IssuedRun.status == IssuedRunStatus.ISSUED,
+            IssuedRun.expires_at > now,
+        )
+        .values(token_hash=hash_token(token), provenance=provenance)
+        .returning(IssuedRun.id)
+    ).scalar_one_or_none()
+    if resumed is None:
+        session.rollback()
+        session.refresh(run)
+        raise HbenchError("run-not-waiting", not_waiting_message(run, now, "resumed"))
+    session.commit()
+    session.refresh(run)
+    return run, token
+
+
+def not_waiting_message(run: IssuedRun, now: datetime, doing: str = "abandoned") -> str:
     status = effective_status(run.status, run.expires_at, now)
     why = {
         IssuedRunStatus.ABANDONED: "was abandoned already",
         IssuedRunStatus.UPLOADED: "has its job uploaded",
         IssuedRunStatus.EXPIRED: f"expired at {run.expires_at:%Y-%m-%d %H:%M} UTC",
     }.get(status, f"is {status.value}")
-    return f"the run {run.id} {why}, so it holds no slot and can't be abandoned"
+    return f"the run {run.id} {why}, so it holds no slot and can't be {doing}"

@@ -91,10 +91,10 @@ def is_elo(metric: str) -> bool:
 class RunEvidence(Camel):
     """What a run proves, as data and in words (docs/trust.md)."""
 
-    levels: list[Literal["self-reported", "regraded", "issued"]] = Field(
+    levels: list[Literal["self-reported", "regraded", "issued", "run-on-ci"]] = Field(
         description="For a run published on a board, the evidence its job holds: "
-        "`self-reported`, and `regraded` and `issued` where they apply. Empty for a pushed "
-        "summary, which no job backs."
+        "`self-reported`, and `regraded`, `issued` and `run-on-ci` where they apply. Empty "
+        "for a pushed summary, which no job backs."
     )
     description: str = Field(description="What the levels prove, in plain words.")
 

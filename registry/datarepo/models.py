@@ -69,6 +69,11 @@ class Provenance(Record):
         exclude_if=lambda value: value is None,
         description="The Actions run: github.com/<repository>/actions/runs/<run_id>.",
     )
+    job_workflow_sha: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The commit of the workflow file the job ran.",
+    )
 
 
 @dataclass(config=Record.model_config)
