@@ -11,6 +11,7 @@ is dense with key-shaped strings.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import re2
@@ -53,6 +54,42 @@ def _options() -> re2.Options:
 
 
 _LATIN1 = _options()
+_REPEAT = re.compile(r"\{(\d+),(\d+)\}")
+
+
+_LOOSEN_FROM = 100
+"""Counted repeats with an upper bound this high or higher are read without it by RE2."""
+
+
+def loosened(pattern: str) -> str:
+    """`pattern` with each repeat `{m,n}` of n >= 100 written `{m,}`, outside classes.
+
+    RE2 compiles `[\\w-]{50,1000}` to a thousand copies of the class, whose DFA needs a
+    new state for nearly every byte of a long token: 20 times slower than `{50,}`. The
+    looser regex matches all the original does, and some longer matches, which for
+    redaction means the rest of a long token goes too. Hyperscan's pass keeps the
+    original, so no match is found that the rule would not find.
+    """
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]" or pattern[i - 1] == "["
+        elif char == "[":
+            in_class = True
+        elif char == "{" and (repeat := _REPEAT.match(pattern, i)):
+            low, high = repeat.groups()
+            out.append(f"{{{low},}}" if int(high) >= _LOOSEN_FROM else repeat.group())
+            i = repeat.end()
+            continue
+        out.append(char)
+        i += 1
+    return "".join(out)
 
 
 def compile_re2(pattern: str, where: str) -> re2._Regexp:
@@ -95,13 +132,18 @@ class CompiledRule:
     def __init__(self, rule: Rule, shared: CompiledAllowlist) -> None:
         self.rule = rule
         where = f"rule {rule.id}"
-        regex = compile_re2(rule.regex, where)
+        regex = compile_re2(loosened(rule.regex), where)
         self._raw = regex._regexp
         self.groups = regex.groups
         self.path = compile_re2(rule.path, f"{where} path") if rule.path else None
-        self.keywords = tuple(keyword.lower().encode() for keyword in rule.keywords)
+        self.keywords = (
+            re.compile(b"|".join(re.escape(k.encode()) for k in rule.keywords), re.IGNORECASE)
+            if rule.keywords
+            else None
+        )
         own = (CompiledAllowlist(a, f"{where} allowlist") for a in rule.allowlists)
         self.allowlists = (shared, *own)
+        self.reads_lines = any(a.allow.target == "line" for a in self.allowlists)
         self.pairs = _pairs(rule, regex) if rule.kind != "pattern" else ()
 
     def applies_to(self, path: str | None) -> bool:
@@ -112,10 +154,53 @@ class CompiledRule:
         spans: Spans = self._raw.Match(_UNANCHORED, text, start, end)
         return spans if spans[0][0] >= 0 else None
 
-    def secret(self, spans: Spans, text: bytes) -> Span | None:
-        """The span to redact for this match, or None if the match is not a secret."""
+    def secret(
+        self, spans: Spans, text: bytes, verdicts: dict[tuple[int, bytes], Span | None]
+    ) -> Span | None:
+        """The span to redact for this match, or None if the match is not a secret.
+
+        `verdicts` remembers, for one text, what the checks said of each match by its
+        bytes (and the two before and one after, which the checks read too), so a text
+        that repeats a key-shaped string pays for its checks once."""
         if not self._near_keyword(spans[0], text):
             return None
+        start, end = spans[0]
+        if self.reads_lines:
+            verdict = self._verdict(spans, text)
+        else:
+            context = max(0, start - 2)
+            key = (start - context, text[context : end + 1])
+            if key in verdicts:
+                found = verdicts[key]
+                verdict = None if found is None else (found[0] + start, found[1] + start)
+            else:
+                verdict = self._verdict(spans, text)
+                verdicts[key] = (
+                    None if verdict is None else (verdict[0] - start, verdict[1] - start)
+                )
+        if verdict is None or self.pairs:
+            return verdict
+        return self._with_token_tail(verdict, text)
+
+    def resume(self, spans: Spans, *, kept: bool) -> int:
+        """Where to look for the rule's next match after this one. After an assignment
+        that was kept, in its value: `A_KEY=0000:B_TOKEN=…` is one unquoted value to the
+        regex, and the assignment inside it would be hidden behind the one kept."""
+        if kept and self.pairs:
+            pair = next((p for p in self.pairs if spans[p[1]][0] >= 0), None)
+            if pair is not None:
+                return spans[pair[1]][0]
+        return spans[0][1]
+
+    def _with_token_tail(self, span: Span, text: bytes) -> Span:
+        start, end = span
+        if end < len(text) and text[end] in _TOKEN_CHARS and text[end - 1] in _TOKEN_CHARS:
+            # A rule of fixed length (`ghp_` and 36 characters) on a longer token: the
+            # rest of the token goes too, rather than being left beside `[REDACTED]`.
+            end = self._TOKEN_TAIL.Match(_ANCHOR_START, text, end, len(text))[0][1]
+        return (start, end)
+
+    def _verdict(self, spans: Spans, text: bytes) -> Span | None:
         if self.pairs:
             return self._assigned(spans, text)
         group = self.rule.secret_group or next(
@@ -129,17 +214,14 @@ class CompiledRule:
             return None
         if stands_for_a_secret(secret) or self._allowed(secret, spans[0], text):
             return None
-        if end < len(text) and text[end] in _TOKEN_CHARS and text[end - 1] in _TOKEN_CHARS:
-            # A rule of fixed length (`ghp_` and 36 characters) on a longer token: the
-            # rest of the token goes too, rather than being left beside `[REDACTED]`.
-            end = self._TOKEN_TAIL.Match(_ANCHOR_START, text, end, len(text))[0][1]
         return (start, end)
 
     def _near_keyword(self, match: Span, text: bytes) -> bool:
-        if not self.keywords:
+        if self.keywords is None:
             return True
-        around = text[max(0, match[0] - KEYWORD_REACH) : match[1]].lower()
-        return any(keyword in around for keyword in self.keywords)
+        # Literals only, over at most KEYWORD_REACH bytes and the match: Python's `re`
+        # does not backtrack on these.
+        return self.keywords.search(text, max(0, match[0] - KEYWORD_REACH), match[1]) is not None
 
     def _assigned(self, spans: Spans, text: bytes) -> Span | None:
         pair = next((p for p in self.pairs if spans[p[1]][0] >= 0), None)
@@ -167,7 +249,10 @@ class CompiledRule:
         rule = self.rule
         if rule.kind == "any-assignment":
             return not holds_identifiers(name) and looks_random(
-                value, min_length=rule.min_length, threshold=rule.entropy
+                value,
+                min_length=rule.min_length,
+                max_length=rule.max_length,
+                threshold=rule.entropy,
             )
         if not is_key_like(name) or entropy(value) <= rule.entropy:
             return False

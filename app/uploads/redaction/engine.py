@@ -31,6 +31,7 @@ from functools import cache
 import hyperscan
 
 from .checks import CompiledAllowlist, CompiledRule, Spans
+from .prefilter import hyperscan_pattern
 from .rules import RuleSet, RuleSetError, default_ruleset
 
 REACH = 20 * 1024
@@ -38,6 +39,10 @@ REACH = 20 * 1024
 NEAR = 256
 """Where RE2 looks for a rule's next match itself before asking Hyperscan: keys often
 come in runs (an env dump, a list of tokens), and a short search costs less than a hop."""
+
+
+_VERDICTS = 4096
+"""How many matches' verdicts a rule remembers within one text."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +89,7 @@ class Engine:
         self.ruleset = ruleset
         shared = CompiledAllowlist(ruleset.allowlist, "global allowlist")
         self.rules = tuple(CompiledRule(rule, shared) for rule in ruleset.rules)
-        self._patterns = tuple((r.prefilter or r.regex).encode() for r in ruleset.rules)
+        self._patterns = tuple(hyperscan_pattern(r).encode() for r in ruleset.rules)
         self._scan = self._compile_all()
         self._hops: dict[int, hyperscan.Database] = {}
         self._lock = threading.Lock()
@@ -117,9 +122,8 @@ class Engine:
             rule = self.rules[index]
             if not rule.applies_to(path):
                 continue
-            for spans in self._matches(index, text, first_end):
-                span = rule.secret(spans, text)
-                if span is not None and span[0] >= skip_before and span[1] > span[0]:
+            for span in self._secrets(index, text, first_end):
+                if span[0] >= skip_before and span[1] > span[0]:
                     found.append((span[0], index, span[1]))
         return self._joined(found)
 
@@ -188,8 +192,10 @@ class Engine:
 
     # --- RE2: step 2, in bounded windows ----------------------------------------------------
 
-    def _matches(self, index: int, text: bytes, first_end: int) -> Iterator[Spans]:
+    def _secrets(self, index: int, text: bytes, first_end: int) -> Iterator[tuple[int, int]]:
+        """The rule's secrets in `text`, from its first match, which ends at `first_end`."""
         rule = self.rules[index]
+        verdicts: dict[tuple[int, bytes], tuple[int, int] | None] = {}
         size = len(text)
         pos, end = 0, first_end
         while end is not None:
@@ -198,11 +204,14 @@ class Engine:
                 # Hyperscan's wider syntax, or a prefilter's match: no match of REACH bytes
                 # or fewer starts before end + REACH, and the search cost at most 3 REACH.
                 pos = min(size, end + REACH)
-            else:
-                while spans is not None:
-                    yield spans
-                    pos = max(spans[0][1], pos + 1)
-                    spans = self._near(rule, text, pos)
+            while spans is not None:
+                if len(verdicts) > _VERDICTS:
+                    verdicts.clear()
+                secret = rule.secret(spans, text, verdicts)
+                if secret is not None:
+                    yield secret
+                pos = max(rule.resume(spans, kept=secret is None), pos + 1)
+                spans = self._near(rule, text, pos)
             end = self._next_end(index, text, pos) if pos < size else None
 
     @staticmethod
@@ -211,11 +220,14 @@ class Engine:
         size = len(text)
         if pos >= size:
             return None
-        spans = rule.search(text, pos, min(size, pos + NEAR))
-        if spans is not None and spans[0][1] == pos + NEAR < size:
-            # It reaches the window's end, so it may go on: search again as far as a
-            # match may go, from where this one starts.
-            spans = rule.search(text, spans[0][0], min(size, spans[0][0] + REACH))
+        start, stop = pos, min(size, pos + NEAR)
+        spans = rule.search(text, start, stop)
+        while spans is not None and spans[0][1] == stop < size and stop - start < REACH:
+            # It reaches the window's end, so it may go on: search again from where it
+            # starts, twice as far each time, so a long match costs about twice its length.
+            start = spans[0][0]
+            stop = min(size, start + min(REACH, max(NEAR, 2 * (stop - start))))
+            spans = rule.search(text, start, stop)
         return spans
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-_PLACEHOLDER_STARTS = (b"$", b"{", b"<", b"[", b"%(", b"%{", b"#{", b"-----BEGIN", b"@")
+_PLACEHOLDER_STARTS = (b"$", b"{", b"<", b"[", b"%(", b"%{", b"#{", b"@")
 _PLACEHOLDER_WORDS = frozenset(
     b"none null nil true false undefined changeme password secret redacted masked "
     b"placeholder example dummy sample".split()
@@ -58,12 +58,26 @@ ID_PREFIXES = (
 
 
 def entropy(value: bytes) -> float:
-    """Shannon entropy in bits per character, as gitleaks computes it."""
-    if not value:
-        return 0.0
+    """Shannon entropy in bits per character, as gitleaks computes it:
+    log2(size) - sum(n log2 n) / size, over the count n of each distinct byte."""
     size = len(value)
-    counts = (value.count(byte) for byte in set(value))  # C loops, not one per byte
-    return -sum(n / size * math.log2(n / size) for n in counts)
+    if size == 0:
+        return 0.0
+    total = 0.0
+    for byte in set(value):
+        n = value.count(byte)  # one C loop per distinct byte, not a Python step per byte
+        total += n * math.log2(n)
+    return math.log2(size) - total / size
+
+
+def _without(kept: bytes) -> bytes:
+    """The bytes not in `kept`, for `bytes.translate(None, …)` to delete."""
+    return bytes(sorted(set(range(256)) - set(kept)))
+
+
+_NOT_DIGITS = _without(b"0123456789")
+_NOT_UPPER = _without(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_NOT_LOWER = _without(b"abcdefghijklmnopqrstuvwxyz")
 
 
 def stands_for_a_secret(value: bytes) -> bool:
@@ -104,9 +118,13 @@ def holds_identifiers(name: bytes) -> bool:
     return not parts or parts[-1] in IDENTIFIER_NAMES
 
 
-def looks_random(value: bytes, *, min_length: int, threshold: float) -> bool:
-    """Capital and small letters and digits, long enough, and entropy over the threshold."""
-    if len(value) < min_length or value.startswith(ID_PREFIXES) or b"://" in value:
+def looks_random(value: bytes, *, min_length: int, max_length: int, threshold: float) -> bool:
+    """Capital and small letters and digits, of a key's length, entropy over the threshold."""
+    if (
+        not min_length <= len(value) <= (max_length or len(value))
+        or value.startswith(ID_PREFIXES)
+        or b"://" in value
+    ):
         return False
     if value.startswith((b"/", b"./", b"~/")) or not _has_every_class(value):
         return False
@@ -114,16 +132,16 @@ def looks_random(value: bytes, *, min_length: int, threshold: float) -> bool:
 
 
 def _has_every_class(value: bytes) -> bool:
-    return (
-        any(0x30 <= c <= 0x39 for c in value)
-        and any(0x41 <= c <= 0x5A for c in value)
-        and any(0x61 <= c <= 0x7A for c in value)
-    )
+    return all(value.translate(None, others) for others in (_NOT_DIGITS, _NOT_UPPER, _NOT_LOWER))
+
+
+def _has_digit(value: bytes) -> bool:
+    return bool(value.translate(None, _NOT_DIGITS))
 
 
 _PASSWORD_WORDS = frozenset((b"password", b"passwd", b"pwd", b"passphrase"))
-_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.- ")
-_IDENTIFIER_BYTES = _WORD_BYTES - frozenset(b"- ") | frozenset(b"0123456789")
+_WORD_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_.- "
+_IDENTIFIER_BYTES = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
 
 
 def is_password_name(name: bytes) -> bool:
@@ -139,7 +157,7 @@ def is_words(value: bytes) -> bool:
     """Letters, `_`, `.`, `-` and spaces only: words, such as `registry-datasets-hint`.
     A key holds a digit or another sign (gitleaks' generic rule allows these too); a
     password may be words, so password names are not asked this."""
-    return all(c in _WORD_BYTES for c in value)
+    return not value.translate(None, _WORD_BYTES)
 
 
 def looks_like_code(
@@ -154,6 +172,6 @@ def looks_like_code(
         return True
     if separator == b":" or name.upper() == name:
         return False
-    if not all(c in _IDENTIFIER_BYTES for c in value):
+    if value.translate(None, _IDENTIFIER_BYTES):
         return False
-    return b"." in value or not any(0x30 <= c <= 0x39 for c in value)
+    return b"." in value or not _has_digit(value)

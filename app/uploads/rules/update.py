@@ -19,8 +19,6 @@ import tomllib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-VENDORED = HERE / "gitleaks.toml"
-LICENCE = HERE / "LICENSE-gitleaks"
 HEADER = """\
 # Vendored from gitleaks, https://github.com/gitleaks/gitleaks, file config/gitleaks.toml.
 # upstream-version: {version}
@@ -56,21 +54,27 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("repo", type=Path, help="a clone of gitleaks (bare or not)")
     parser.add_argument("--ref", help="tag or commit to import (default: the newest v* tag)")
+    parser.add_argument("--into", type=Path, default=HERE, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    vendored, licence_file = args.into / "gitleaks.toml", args.into / "LICENSE-gitleaks"
     ref = args.ref or newest_tag(args.repo)
     commit = git(args.repo, "rev-parse", f"{ref}^{{commit}}").strip()
     config = git(args.repo, "show", f"{commit}:config/gitleaks.toml")
     licence = git(args.repo, "show", f"{commit}:LICENSE")
-    old = rule_ids(VENDORED.read_text(encoding="utf-8")) if VENDORED.exists() else set()
+    old = rule_ids(vendored.read_text(encoding="utf-8")) if vendored.exists() else set()
     new = rule_ids(config)
-    VENDORED.write_text(HEADER.format(version=ref, commit=commit) + config, encoding="utf-8")
-    LICENCE.write_text(licence, encoding="utf-8")
+    vendored.write_text(HEADER.format(version=ref, commit=commit) + config, encoding="utf-8")
+    licence_file.write_text(licence, encoding="utf-8")
 
     from app.uploads.redaction.engine import Engine  # noqa: PLC0415 - after the files are written
-    from app.uploads.redaction.rules import load_ruleset  # noqa: PLC0415
+    from app.uploads.redaction.rules import RuleSetError, load_ruleset  # noqa: PLC0415
 
-    ruleset = load_ruleset()
-    Engine(ruleset)  # compiles every rule with RE2 and Hyperscan, or raises naming the rule
+    try:
+        ruleset = load_ruleset(gitleaks=vendored)
+        Engine(ruleset).check()  # every rule, with RE2 and Hyperscan
+    except RuleSetError as error:
+        print(f"{vendored} is written, but can't be used as it is: {error}", file=sys.stderr)
+        return 1
     print(f"gitleaks {ref} ({commit[:12]}): {len(new)} rules, {len(ruleset.rules)} in use")
     for label, ids in (("added", new - old), ("removed", old - new)):
         if ids:
