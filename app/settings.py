@@ -244,12 +244,6 @@ class Settings(BaseSettings):
         return self.state_dir / "site"
 
     @property
-    def demo_dir(self) -> Path:
-        """The demo dataset's tasks and its registry.json, written at every start, so the
-        demo board's issued specs can name that registry by its absolute path."""
-        return self.state_dir / "demo"
-
-    @property
     def effective_database_url(self) -> str:
         """`database_url`, or the SQLite file in the state directory."""
         return self.database_url or f"sqlite+pysqlite:///{self.sqlite_path.resolve()}"

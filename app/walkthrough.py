@@ -1,12 +1,12 @@
 """The README's first command: the whole system on its embedded defaults, step by step.
 
-It starts the service in local mode (SQLite, a local blob folder, the demo
-registry) and takes a real job of the bundled demo dataset through the same
-commands a contributor types: issue a run, run it with Harbor in the bubblewrap
-sandbox, verify the sealed job, upload it with its run token, let the service's worker
-regrade it, publish it, write the local data repository, show the board's rows (the run
-issued and regraded) and build the site. Each
-command is printed before it runs, so the output reads as a tour.
+It starts the service in local mode (SQLite, a local blob folder, the demo registry) and
+takes a real job of the bundled demo dataset through the same commands a contributor
+types: issue a run, run it with Harbor in its docker environment (hbench's bubblewrap
+sandbox where Docker does not answer), verify the sealed job, upload it with its run
+token, let the service's worker regrade it, publish it, write the local data repository,
+show the board's rows (the run issued and regraded) and build the site. Each command is
+printed before it runs, so the output reads as a tour.
 """
 
 from __future__ import annotations
@@ -15,19 +15,23 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from app.health import wait_until_healthy
 
 BIN = Path(sys.executable).parent
+HBENCH = str(BIN / "hbench")
 STARTUP_SECONDS = 60.0
 
 
@@ -56,6 +60,17 @@ def step(
     if result.returncode != 0:
         sys.exit(f"walkthrough stopped: `{show(argv)}` exited with status {result.returncode}")
     return result.stdout
+
+
+def docker_answers() -> bool:
+    """Whether a Docker engine answers here, so the demo runs as real benchmarks do."""
+    docker = shutil.which("docker")
+    if docker is None:
+        return False
+    answer = subprocess.run(
+        [docker, "info"], capture_output=True, check=False, timeout=STARTUP_SECONDS
+    )
+    return answer.returncode == 0
 
 
 def free_port() -> int:
@@ -137,6 +152,94 @@ def show_entry_and_run(site: Path, url: str) -> None:
     print("the entry and run pages show the demo run, task by task, with its timings")
 
 
+@dataclass(frozen=True)
+class Tour:
+    """Where the tour keeps everything, and the environment its commands run in."""
+
+    root: Path
+    state: Path
+    run_dir: Path
+    env: dict[str, str]
+
+    def step(self, title: str, argv: list[str], *, cwd: Path | None = None, **kw: Any) -> str:
+        return step(title, argv, cwd or self.root, kw.pop("env", self.env), **kw)
+
+
+def run_the_demo(tour: Tour, url: str) -> Path:
+    """Issue a demo run, run it (in Docker where it answers) and verify it; its job folder."""
+    docker = docker_answers()
+    tour.step("Issue a run of the demo board", [
+        HBENCH, "runs", "issue", "--url", url, "--token-env", "HPG_API_TOKEN",
+        "--board", "hbench-demo", "--agent", "oracle", "--dir", str(tour.run_dir),
+        *([] if docker else ["--sandbox"]),
+    ])  # fmt: skip
+    if not docker:
+        print("(Docker does not answer on this machine, so the trials run in hbench's "
+              "sandbox instead; `make docker-up` starts it)")  # fmt: skip
+    ran_in = "Harbor's docker environment" if docker else "hbench's sandbox"
+    tour.step(f"Run it with Harbor in {ran_in}, then seal the job",
+              [HBENCH, "run", "--config", "spec.json"], cwd=tour.run_dir)  # fmt: skip
+    job = sorted((tour.run_dir / "jobs").iterdir())[-1]
+    tour.step("Verify the sealed job", [HBENCH, "jobs", "verify", "-p", str(job)])
+    return job
+
+
+def upload_and_publish(tour: Tour, url: str, job: Path) -> str:
+    """Upload the job with its run token, wait for its regrade, publish it; its id."""
+    run_env = {**tour.env, "HPG_RUN_TOKEN": (tour.run_dir / "run-token").read_text().strip()}
+    tour.step("Upload it with its run token", [
+        HBENCH, "jobs", "upload", "--url", f"{url}/api/bench/uploads",
+        "-H", f"hpg-run-token: {run_env['HPG_RUN_TOKEN']}", str(job),
+    ], env=run_env, shown=(
+        f"hbench jobs upload --url {url}/api/bench/uploads "
+        f'-H "hpg-run-token: $HPG_RUN_TOKEN" {job}'
+    ))  # fmt: skip
+    bench, account = [HBENCH, "bench"], ["--url", url, "--token-env", "HPG_API_TOKEN"]
+    listed = json.loads(tour.step("List Your bench", [*bench, "list", *account, "--json"]))
+    job_id = str(listed[0]["id"])
+    print(f"the service's regrade of the job is {listed[0]['regrade']['status']}")
+    tour.step("Publish the job to its board, once the service's worker has regraded it",
+              [*bench, "publish", job_id, *account])  # fmt: skip
+    shown = json.loads(tour.step("Show the job's regrade", [*bench, "list", *account, "--json"]))
+    if shown[0]["regrade"]["status"] != "agreed":
+        sys.exit(f"walkthrough stopped: the regrade is {shown[0]['regrade']}")
+    return job_id
+
+
+def write_and_build(tour: Tour) -> Path:
+    """Write the data repository, check the board's rows, build the site; its folder."""
+    tour.step("Write the publish to the local data repository (the service's writer may "
+              "have already)", [str(BIN / "hbench-app"), "data-repo", "write", "--once",
+                                "--state-dir", str(tour.state)])  # fmt: skip
+    rows = tour.state / "data" / "boards" / "hbench-demo" / "rows.json"
+    tour.step("Show the board's rows in the data repository", ["cat", str(rows)])
+    check_evidence(rows)
+    site = tour.root / "site"
+    tour.step("Build the site from the data repository", [
+        str(BIN / "hbench-app"), "site", "build", "--data-repo", str(tour.state / "data"),
+        "--out", str(site),
+    ])  # fmt: skip
+    return site
+
+
+def check_served_pages(url: str, site: Path, job_id: str) -> None:
+    """The service's own site lists the run, and Your bench the job."""
+    board_page = f"{url}/site/boards/hbench-demo/"
+    print(f"\n== The service serves its own build of the site, rebuilt after each write\n"
+          f"GET {board_page}")  # fmt: skip
+    if not board_shows_entry(board_page):
+        sys.exit("walkthrough stopped: the served board page does not show the demo job")
+    print("the served board page lists the demo entry")
+    show_entry_and_run(site, url)
+    bench_page = f"{url}/bench"
+    print(f"\n== Your bench, the web page (the local user is signed in from this machine)"
+          f"\nGET {bench_page}")  # fmt: skip
+    answer = httpx.get(bench_page, timeout=10)
+    if answer.status_code != 200 or f"/bench/jobs/{job_id}" not in answer.text:
+        sys.exit("walkthrough stopped: the Your bench page does not list the demo job")
+    print(f"the page lists job {job_id}; open {url}/ in a browser for every page")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dir", type=Path, default=Path("demo-run"), help="where to keep it all")
@@ -145,82 +248,22 @@ def main(argv: list[str] | None = None) -> int:
     root.mkdir(parents=True, exist_ok=True)
     state = root / "state"
     # The API token and the web pages' local user are one account, `demo`.
-    env = {
-        **os.environ,
-        "HARBOR_TELEMETRY": "0",
-        "HBENCH_MODE": "local",
-        "HBENCH_LOCAL_LOGIN": "demo",
-    }
-    hbench = str(BIN / "hbench")
-
-    token = step(
+    env = {**os.environ, "HARBOR_TELEMETRY": "0", "HBENCH_MODE": "local",
+           "HBENCH_LOCAL_LOGIN": "demo"}  # fmt: skip
+    tour = Tour(root, state, root / "runs" / time.strftime("demo-%Y%m%d-%H%M%S"), env)
+    token = tour.step(
         "Make an API token for the local account",
         [str(BIN / "hbench-app"), "tokens", "create", "--login", "demo", "--state-dir", str(state)],
-        cwd=root,
-        env=env,
         secret_output=True,
     ).strip()
     env["HPG_API_TOKEN"] = token
-    job_name = time.strftime("demo-%Y%m%d-%H%M%S")
-    run_dir = root / "runs" / job_name
-
     with service(state, env) as url:
-        step("Issue a run of the demo board", [
-            hbench, "runs", "issue", "--url", url, "--token-env", "HPG_API_TOKEN",
-            "--board", "hbench-demo", "--agent", "oracle", "--dir", str(run_dir),
-        ], cwd=root, env=env)  # fmt: skip
-        step("Run it with Harbor in the sandbox, then seal the job",
-             [hbench, "run", "--config", "spec.json"], cwd=run_dir, env=env)  # fmt: skip
-        jobs = sorted((run_dir / "jobs").iterdir())
-        job = jobs[-1]
-        step("Verify the sealed job", [hbench, "jobs", "verify", "-p", str(job)], cwd=root, env=env)
-        run_env = {**env, "HPG_RUN_TOKEN": (run_dir / "run-token").read_text().strip()}
-        step("Upload it with its run token", [
-            hbench, "jobs", "upload", "--url", f"{url}/api/bench/uploads",
-            "-H", f"hpg-run-token: {run_env['HPG_RUN_TOKEN']}", str(job),
-        ], cwd=root, env=run_env, shown=(
-            f"hbench jobs upload --url {url}/api/bench/uploads "
-            f'-H "hpg-run-token: $HPG_RUN_TOKEN" {job}'
-        ))  # fmt: skip
-        bench = [hbench, "bench"]
-        account = ["--url", url, "--token-env", "HPG_API_TOKEN"]
-        listed = step("List Your bench", [*bench, "list", *account, "--json"], cwd=root, env=env)
-        job_id = json.loads(listed)[0]["id"]
-        print(f"the service's regrade of the job is {json.loads(listed)[0]['regrade']['status']}")
-        step("Publish the job to its board, once the service's worker has regraded it",
-             [*bench, "publish", job_id, *account], cwd=root, env=env)  # fmt: skip
-        regraded = json.loads(
-            step("Show the job's regrade", [*bench, "list", *account, "--json"], cwd=root, env=env)
-        )
-        if regraded[0]["regrade"]["status"] != "agreed":
-            sys.exit(f"walkthrough stopped: the regrade is {regraded[0]['regrade']}")
-        step("Write the publish to the local data repository (the service's writer may "
-             "have already)", [str(BIN / "hbench-app"), "data-repo", "write", "--once",
-                               "--state-dir", str(state)], cwd=root, env=env)  # fmt: skip
-        rows = state / "data" / "boards" / "hbench-demo" / "rows.json"
-        step("Show the board's rows in the data repository", ["cat", str(rows)], cwd=root, env=env)
-        check_evidence(rows)
-        site = root / "site"
-        step("Build the site from the data repository", [
-            str(BIN / "hbench-app"), "site", "build", "--data-repo", str(state / "data"),
-            "--out", str(site),
-        ], cwd=root, env=env)  # fmt: skip
-        board_page = f"{url}/site/boards/hbench-demo/"
-        print(f"\n== The service serves its own build of the site, rebuilt after each write\n"
-              f"GET {board_page}")  # fmt: skip
-        if not board_shows_entry(board_page):
-            sys.exit("walkthrough stopped: the served board page does not show the demo job")
-        print("the served board page lists the demo entry")
-        show_entry_and_run(site, url)
-        bench_page = f"{url}/bench"
-        print(f"\n== Your bench, the web page (the local user is signed in from this machine)"
-              f"\nGET {bench_page}")  # fmt: skip
-        answer = httpx.get(bench_page, timeout=10)
-        if answer.status_code != 200 or f"/bench/jobs/{job_id}" not in answer.text:
-            sys.exit("walkthrough stopped: the Your bench page does not list the demo job")
-        print(f"the page lists job {job_id}; open {url}/ in a browser for every page")
+        job = run_the_demo(tour, url)
+        job_id = upload_and_publish(tour, url, job)
+        site = write_and_build(tour)
+        check_served_pages(url, site, job_id)
     print(
-        f"\nDone. The run's folder is {run_dir}; the service's state is in {state}; the "
+        f"\nDone. The run's folder is {tour.run_dir}; the service's state is in {state}; the "
         f"board's page is {site / 'boards' / 'hbench-demo' / 'index.html'}, and "
         f"`hbench-app serve --state-dir {state}` serves the site at /site/."
     )

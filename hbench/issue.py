@@ -49,6 +49,7 @@ def issue_body(
     extra_instructions: list[str] | None = None,
     registry: str | None = None,
     hardware: dict[str, str] | None = None,
+    environment: str | None = None,
 ) -> dict[str, Any]:
     """The body of `POST /api/local-runs`, with only the fields given."""
     declarative: dict[str, Any] = {"agent": agent}
@@ -67,6 +68,8 @@ def issue_body(
         body["registry"] = registry_source(registry)
     if hardware:
         body["hardware"] = hardware
+    if environment is not None:
+        body["environment"] = environment
     return body
 
 

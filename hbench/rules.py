@@ -131,6 +131,7 @@ RULE_CODES: frozenset[str] = frozenset(
         "run-model-unknown",
         "run-no-board",
         "run-agent-not-allowed",
+        "run-environment-refused",
         "run-attempts-refused",
         "run-kwargs-reserved",
         "run-prompt-template-invalid",

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hbench.demo import lay_out
 from hbench.digest import spec_digest
 from hbench.errors import HbenchError
 from hbench.jobs.spec_record import SPEC_NAME, read_recorded_spec, record_spec, recorded_spec_digest
@@ -95,6 +96,7 @@ def run_spec(spec: Spec, *, jobs_dir: Path | None = None, max_retries: int | Non
     planned = spec.job_dir(jobs_dir)
     if planned is not None:
         _record(spec, planned)
+    lay_out(_datasets(spec.data), Path.cwd())
     argv = [harbor_binary(), "run", "--config", str(spec.path), "--yes"]
     if jobs_dir is not None:
         argv += ["--jobs-dir", str(jobs_dir)]
@@ -116,7 +118,22 @@ def resume_job(job_dir: Path) -> None:
         raise HbenchError(
             "job-not-harbor", f"{job_dir} has no config.json, so Harbor can't resume it"
         )
+    config = _read_config(job_dir / "config.json")
+    lay_out(_datasets(config), Path.cwd())
     _run([harbor_binary(), "job", "resume", "--job-path", str(job_dir)])
+
+
+def _datasets(config: dict[str, Any]) -> list[object]:
+    datasets = config.get("datasets")
+    return list(datasets) if isinstance(datasets, list) else []
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}  # Harbor's own resume says what is wrong with it
+    return data if isinstance(data, dict) else {}
 
 
 def _record(spec: Spec, job_dir: Path) -> None:

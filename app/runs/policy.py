@@ -258,6 +258,24 @@ def kwargs_unreserved(request: IssueRequest, lookup: Lookup) -> Iterable[Problem
             yield Problem("run-kwargs-reserved", message, f"body.declarative.kwargs.{key}")
 
 
+DOCKER = "docker"
+"""Harbor's docker environment: where every issued run's trials run unless it asks for an
+environment its benchmark allows besides (`customEnvironments`)."""
+
+
+def environment_allowed(request: IssueRequest, lookup: Lookup) -> Iterable[Problem]:
+    wanted, benchmark = request.environment, lookup.benchmark
+    if wanted is None or wanted == DOCKER or benchmark is None:
+        return
+    if wanted not in benchmark.custom_environments:
+        allowed = listing([DOCKER, *benchmark.custom_environments])
+        message = (
+            f"{benchmark.slug}'s runs run in one of: {allowed}; {wanted!r} is not one. Leave "
+            "`environment` out to run in Harbor's docker environment"
+        )
+        yield Problem("run-environment-refused", message, "body.environment")
+
+
 def template_uses_instruction(request: IssueRequest, lookup: Lookup) -> Iterable[Problem]:
     template = request.declarative.prompt_template
     if template is not None and INSTRUCTION.search(template) is None:
@@ -271,6 +289,7 @@ def template_uses_instruction(request: IssueRequest, lookup: Lookup) -> Iterable
 CHECKS: tuple[Check, ...] = (
     agent_listed,
     attempts_allowed,
+    environment_allowed,
     kwargs_unreserved,
     template_uses_instruction,
 )

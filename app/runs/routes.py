@@ -8,12 +8,10 @@ specs issued for the demo board can name its registry.json by absolute path.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, FastAPI, Query, Response, status
+from fastapi import APIRouter, Query, Response, status
 
 from app.auth.dependencies import CurrentAccount
 from app.clock import ClockDep
@@ -31,8 +29,6 @@ from app.runs.schemas import (
     IssueRequest,
 )
 from app.runs.status import effective_status
-from app.settings import Settings, get_settings
-from hbench.demo import materialize
 from hbench.errors import HbenchError
 
 SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
@@ -52,6 +48,7 @@ POLICY = (
     "run-prompt-template-invalid",
     "run-limit-daily",
     "run-limit-waiting",
+    "run-environment-refused",
     "board-actions-only",
     "oidc-runner-self-hosted",
 )
@@ -75,17 +72,7 @@ OIDC = (
 DEFAULT_LIST_LIMIT = 100
 
 
-@asynccontextmanager
-async def write_demo_dataset(app: FastAPI) -> AsyncIterator[None]:
-    """Write the demo's tasks and registry.json into the state directory, fresh each start."""
-    # The settings handlers see, overrides included (as `app.main.app_settings` reads
-    # them; importing that module from here would be circular).
-    settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
-    materialize(settings.demo_dir)
-    yield
-
-
-router = APIRouter(prefix="/api/local-runs", tags=["issued runs"], lifespan=write_demo_dataset)
+router = APIRouter(prefix="/api/local-runs", tags=["issued runs"])
 
 
 @router.post(
@@ -118,7 +105,6 @@ def issue_run(
         issuer.account,
         body,
         registry=registry,
-        demo_registry=(settings.demo_dir / "registry.json").resolve(),
         lifetime=settings.run_token_lifetime,
         now=clock(),
         claims=issuer.claims,

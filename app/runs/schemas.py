@@ -120,6 +120,13 @@ class IssueRequest(BaseModel):
     registry: RegistrySource | None = Field(
         default=None, description="Read the tasks from this mirror instead of the usual registry."
     )
+    environment: ShortName | None = Field(
+        default=None,
+        description="Where the trials run: `docker`, Harbor's docker environment (the "
+        "default), or an environment the benchmark allows besides, such as hbench's sandbox "
+        "for the demo (`hbench.sandbox.environment:BubblewrapEnvironment`), for a machine "
+        "without Docker.",
+    )
     hardware: dict[HardwareKey, HardwareValue] = Field(
         default_factory=dict,
         max_length=MAX_HARDWARE_FIELDS,

@@ -11,7 +11,6 @@ import secrets
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -46,7 +45,6 @@ def issue_run(
     request: IssueRequest,
     *,
     registry: Registry,
-    demo_registry: Path,
     lifetime: timedelta,
     now: datetime,
     claims: ActionsClaims | None = None,
@@ -70,8 +68,11 @@ def issue_run(
         raise HbenchError.from_problems(problems)
     entry = spec.entry_for(account.login, request.declarative)
     name = spec.job_name(target.board.slug, entry, secrets.token_hex(JOB_SUFFIX_BYTES))
-    source = spec.dataset_source(target, request.registry, demo_registry)
-    plan = spec.plan_run(target, request.declarative, request.n_attempts, name, source)
+    source = spec.dataset_source(target, request.registry)
+    plan = spec.plan_run(
+        target, request.declarative, request.n_attempts, name, source,
+        environment=request.environment,
+    )  # fmt: skip
     job_spec = spec.build_spec(plan)
     if claims is not None:
         try:

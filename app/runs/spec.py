@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 
 from pydantic import JsonValue
 
-from app.runs.policy import Target
+from app.runs.policy import DOCKER, Target
 from app.runs.schemas import Declarative, RegistrySource
-from hbench.demo import DATASET_REF
-from hbench.sandbox import IMPORT_PATH
+from hbench.demo import BUNDLED_REGISTRY, DATASET_REF
 from registry.placement import EntrySettings, entry_name
 from registry.settings import agent_options
 
@@ -105,24 +103,31 @@ def job_name(board: str, entry: str, suffix: str) -> str:
     return f"{board}-{entry}-{suffix}"
 
 
-def dataset_source(
-    target: Target, mirror: RegistrySource | None, demo_registry: Path
-) -> DatasetSource:
-    """The body's mirror; else the demo's registry on this machine for the demo dataset;
-    else the registry the benchmark names; else Harbor's default registry."""
+def dataset_source(target: Target, mirror: RegistrySource | None) -> DatasetSource:
+    """The body's mirror; else, for the demo dataset, the registry hbench lays out where the
+    run starts (`hbench.demo.BUNDLED_REGISTRY`), never a file of this machine's; else the
+    registry the benchmark names; else Harbor's default registry."""
     if mirror is not None:
         return DatasetSource(registry_url=mirror.url, registry_path=mirror.path)
     if target.dataset == DATASET_REF:
-        return DatasetSource(registry_path=str(demo_registry))
+        return DatasetSource(registry_path=BUNDLED_REGISTRY)
     return DatasetSource(registry_url=target.benchmark.harbor.registry_url)
 
 
 def plan_run(
-    target: Target, declarative: Declarative, n_attempts: int, name: str, source: DatasetSource
+    target: Target,
+    declarative: Declarative,
+    n_attempts: int,
+    name: str,
+    source: DatasetSource,
+    *,
+    environment: str | None = None,
 ) -> RunPlan:
-    """The plan of one issued run of `target`."""
+    """The plan of one issued run of `target`; `environment`, when not Harbor's docker one,
+    is an environment class the policy allowed for the benchmark."""
     task_set = target.task_set
-    environment = IMPORT_PATH if IMPORT_PATH in target.benchmark.custom_environments else None
+    if environment == DOCKER:
+        environment = None
     return RunPlan(
         job_name=name,
         n_attempts=n_attempts,

@@ -22,6 +22,7 @@ from app.runs.schemas import IssueRequest
 from app.web.pages import PageDep
 from hbench.errors import HbenchError, Problem
 from hbench.issue import JOBS_DIR, PROMPT_FILE, SPEC_FILE, UPLOADS_PATH
+from hbench.sandbox import IMPORT_PATH
 from hbench.upload import RUN_TOKEN_HEADER
 from registry.loader import Registry
 
@@ -54,11 +55,32 @@ def board_choices(registry: Registry) -> list[BoardChoice]:
     return choices
 
 
+@dataclass(frozen=True)
+class EnvironmentChoice:
+    value: str
+    label: str
+
+
+def environment_choices(registry: Registry) -> list[EnvironmentChoice]:
+    """Where the trials may run: Harbor's docker environment, and the environments some
+    benchmark allows besides (the demo's sandbox), each named with its benchmarks."""
+    choices = [EnvironmentChoice("", "Harbor's docker environment (every benchmark)")]
+    allowed: dict[str, list[str]] = {}
+    for benchmark in sorted(registry.benchmarks.values(), key=lambda b: b.slug):
+        for environment in benchmark.custom_environments:
+            allowed.setdefault(environment, []).append(benchmark.slug)
+    for environment, slugs in sorted(allowed.items()):
+        name = "hbench's sandbox, no Docker needed" if environment == IMPORT_PATH else environment
+        choices.append(EnvironmentChoice(environment, f"{name} ({', '.join(slugs)} only)"))
+    return choices
+
+
 def form_context(registry: Registry, fields: dict[str, str]) -> dict[str, Any]:
     agents = sorted({agent for model in registry.models.values() for agent in model.agents})
     return {
         "title": "Run a benchmark",
         "boards": board_choices(registry),
+        "environments": environment_choices(registry),
         "agents": agents,
         "models": sorted(registry.models),
         "fields": fields,
@@ -81,7 +103,6 @@ async def issue(page: PageDep, registry: RegistryDep) -> HTMLResponse:
             account,
             request,
             registry=registry,
-            demo_registry=(page.settings.demo_dir / "registry.json").resolve(),
             lifetime=page.settings.run_token_lifetime,
             now=page.now,
         )
@@ -121,6 +142,9 @@ def issue_request(fields: dict[str, str]) -> IssueRequest:
         value = fields.get(key, "").strip()
         if value:
             body[name] = value
+    environment = fields.get("environment", "").strip()
+    if environment:
+        body["environment"] = environment
     attempts = fields.get("n_attempts", "1").strip() or "1"
     if not attempts.isdigit():
         problems.append(Problem("request-invalid", "attempts must be 1 or 3", "n_attempts"))

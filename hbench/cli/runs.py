@@ -24,6 +24,7 @@ from hbench.issue import (
     upload_command,
     write_run_folder,
 )
+from hbench.sandbox import IMPORT_PATH
 
 app = typer.Typer(
     help="Issue runs from an hbench service, list them, and abandon them.", no_args_is_help=True
@@ -81,6 +82,15 @@ def issue(
         Path | None,
         typer.Option("--dir", help="The run's folder (default: runs/<job-name>).", file_okay=False),
     ] = None,
+    sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--sandbox",
+            help="Run the trials in hbench's bubblewrap sandbox instead of Harbor's docker "
+            "environment, where the benchmark allows it (the demo does), for a machine "
+            "without Docker.",
+        ),
+    ] = False,
 ) -> None:
     """Issue a run, write its folder (spec.json, prompt.j2, the run token), and print how
     to run and upload it. The run token is kept in a file only you can read."""
@@ -98,6 +108,7 @@ def issue(
             extra_instructions=extra_instruction,
             registry=registry,
             hardware=parse_hardware(hardware or []),
+            environment=IMPORT_PATH if sandbox else None,
         )
         if folder is not None:
             check_folder_free(folder)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from hbench.sandbox import IMPORT_PATH
@@ -18,6 +19,32 @@ DATASET_VERSION = "1.0"
 DATASET_REF = f"{DATASET_NAME}@{DATASET_VERSION}"
 HERE = Path(__file__).parent
 TASKS_DIR = HERE / "tasks"
+
+
+BUNDLED_REGISTRY = ".hbench/hbench-demo/registry.json"
+"""Where a spec the service issues names the demo's registry: relative to the folder the run
+starts in, where hbench lays the bundled dataset out before Harbor starts (`lay_out`). The
+spec names no file on the service's machine, so it runs anywhere hbench is installed: a
+contributor's machine, a GitHub runner, the runner image."""
+
+
+def bundled_dataset() -> dict[str, str]:
+    """The demo dataset as an issued spec names it: travelling with hbench itself."""
+    return {"name": DATASET_NAME, "version": DATASET_VERSION, "registry_path": BUNDLED_REGISTRY}
+
+
+def lay_out(datasets: Iterable[object], cwd: Path) -> list[Path]:
+    """Write the bundled demo dataset where a job's datasets name it by `BUNDLED_REGISTRY`,
+    below `cwd` (where Harbor reads relative paths from); returns the registries written."""
+    written = []
+    for dataset in datasets:
+        if (
+            isinstance(dataset, Mapping)
+            and dataset.get("name") == DATASET_NAME
+            and dataset.get("registry_path") == BUNDLED_REGISTRY
+        ):
+            written.append(materialize((cwd / BUNDLED_REGISTRY).parent))
+    return written
 
 
 def task_names() -> list[str]:

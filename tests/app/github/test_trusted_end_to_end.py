@@ -21,6 +21,7 @@ from app.github.installations import apply_installation
 from app.main import create_app
 from app.settings import Settings
 from app.site import page
+from hbench.sandbox import IMPORT_PATH
 from registry.datarepo import layout
 from tests.app.conftest import NO_REGRADES
 from tests.fakes.github import FakeGitHub
@@ -73,7 +74,8 @@ def test_an_oidc_issued_run_publishes_with_its_workflows_provenance(
     oidc = fake.oidc.mint(SERVICE_URL, **repository_claims(repo), sha=COMMIT)
 
     with TestClient(app, **LOCAL) as client:
-        issued = client.post("/api/local-runs", json=DEMO, headers=bearer(oidc))
+        in_sandbox = {**DEMO, "environment": IMPORT_PATH}
+        issued = client.post("/api/local-runs", json=in_sandbox, headers=bearer(oidc))
         assert issued.status_code == 201, issued.text
         run = issued.json()
         folder = tmp_path / "runner"

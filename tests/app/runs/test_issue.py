@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.auth.tokens import hash_token, is_run_token
 from app.db.models import IssuedRunStatus
 from app.settings import Settings
-from hbench.demo import task_names
+from hbench.demo import BUNDLED_REGISTRY
 from hbench.digest import spec_digest
 from hbench.sandbox import IMPORT_PATH
 from registry.placement import EntrySettings, entry_name
@@ -25,6 +25,21 @@ from .conftest import DEMO, START, FakeClock, issue, stored_runs
 
 def sha(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_the_demo_runs_in_the_sandbox_when_asked_and_nowhere_else(
+    client: TestClient, db: Session
+) -> None:
+    answer = issue(client, {**DEMO, "environment": IMPORT_PATH})
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["spec"]["environment"] == {"import_path": IMPORT_PATH}
+    assert (
+        issue(client, {**DEMO, "environment": "docker"}).json()["spec"].get("environment") is None
+    )
+    elsewhere = issue(client, {**DEMO, "environment": "mypkg.env:Custom"})
+    assert (elsewhere.status_code, elsewhere.json()["code"]) == (422, "run-environment-refused")
+    assert "hbench-demo's runs run in one of: docker, hbench.sandbox" in elsewhere.json()["detail"]
+    assert len(stored_runs(db)) == 2
 
 
 def test_the_demo_board_answers_with_a_spec_that_runs_the_demo(
@@ -39,22 +54,15 @@ def test_the_demo_board_answers_with_a_spec_that_runs_the_demo(
     assert body["board"] == "hbench-demo"
     assert body["submission"] == entry
     assert re.fullmatch(rf"hbench-demo-{entry}-[0-9a-f]{{8}}", body["job_name"])
-    registry_path = (settings.demo_dir / "registry.json").resolve()
+    # No file of the service's machine: the demo travels with hbench, which lays it out
+    # where the run starts; the trials run in Harbor's docker environment.
     assert body["spec"] == {
         "job_name": body["job_name"],
         "n_attempts": 1,
         "agents": [{"name": "oracle"}],
-        "datasets": [
-            {"name": "hbench-demo", "version": "1.0", "registry_path": str(registry_path)}
-        ],
-        "environment": {"import_path": IMPORT_PATH},
+        "datasets": [{"name": "hbench-demo", "version": "1.0", "registry_path": BUNDLED_REGISTRY}],
     }
-    # The demo's registry was written at start, naming the tasks by absolute paths.
-    (dataset,) = json.loads(registry_path.read_text())
-    assert sorted(task["name"] for task in dataset["tasks"]) == task_names()
-    assert all(
-        task["path"].startswith(str(settings.demo_dir.resolve())) for task in dataset["tasks"]
-    )
+    assert not (settings.state_dir / "demo").exists()
     assert body["spec_digest"] == spec_digest(body["spec"])
     assert body["prompt_template"] is None
     assert is_run_token(body["token"])

@@ -125,7 +125,7 @@ def test_a_demo_run_is_issued_run_and_uploaded_with_the_printed_commands(
 ) -> None:
     issued = hbench(
         "runs", "issue", "--url", service.url, "--board", "hbench-demo", "--agent", "oracle",
-        "--hardware", "cpu=test machine", cwd=work,
+        "--sandbox", "--hardware", "cpu=test machine", cwd=work,
     )  # fmt: skip
 
     assert issued.returncode == 0, issued.stderr
@@ -200,7 +200,7 @@ def test_an_issued_run_killed_mid_run_resumed_and_uploaded_is_accepted(
     for _ in range(KILL_TRIES):
         issued = hbench(
             "runs", "issue", "--url", service.url, "--board", "hbench-demo", "--agent", "oracle",
-            cwd=work,
+            "--sandbox", cwd=work,
         )  # fmt: skip
         assert issued.returncode == 0, issued.stderr
         run_dir = work / printed(issued.stdout, "cd ").split()[1]  # runs/<job>
@@ -250,7 +250,7 @@ def test_a_template_and_instructions_are_written_beside_the_spec_and_run(
     (work / "my-template.txt").write_text(template)
 
     issued = hbench(
-        "runs", "issue", "--url", service.url, "--board", "hbench-demo-quick",
+        "runs", "issue", "--url", service.url, "--board", "hbench-demo-quick", "--sandbox",
         "--agent", "oracle", "--kwargs", '{"seed": 3}', "--prompt-template", "my-template.txt",
         "--extra-instruction", "Be brief.", "--dir", "my-run", cwd=work,
     )  # fmt: skip
@@ -341,7 +341,7 @@ def test_bad_options_are_refused_before_anything_is_sent(
         base = recorder.url.removesuffix("/api/bench/uploads")
         refused = hbench(
             "runs", "issue", "--url", base, "--board", "hbench-demo", "--agent", "oracle",
-            *options, cwd=work,
+            "--sandbox", *options, cwd=work,
         )  # fmt: skip
 
     assert refused.returncode == 1
