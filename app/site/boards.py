@@ -19,7 +19,14 @@ from pydantic import JsonValue
 
 from app.site import charts, page
 from app.site.config import SiteConfig
-from app.site.evidence import LEGEND, data_levels, labels, tasks_pinned_text
+from app.site.evidence import (
+    CHOICES,
+    LEGEND,
+    data_levels,
+    labels,
+    plain_labels,
+    tasks_pinned_text,
+)
 from app.site.format import (
     NONE,
     count,
@@ -58,7 +65,7 @@ class RunView:
     started: datetime | None  # the first trial's start, where the record has timings
     finished: datetime | None  # the last trial's finish
     levels: tuple[Level, ...]  # what the run proves (registry/evidence.py)
-    evidence: Markup  # the levels' labels
+    evidence: Markup  # the levels' labels, without titles: the pages say what they prove
 
     @classmethod
     def of(cls, run: PublishedRun) -> RunView:
@@ -85,7 +92,7 @@ class RunView:
             started,
             finished,
             levels,
-            labels(levels),
+            plain_labels(levels),
         )
 
 
@@ -201,7 +208,7 @@ def _board_page(site: SiteData, source: BoardSource, runs: Sequence[RunView]) ->
                  "run_rows": _board_run_rows(runs, scale),
                  "row_html": _board_rows(source.slug, views, scale),
                  "tasks_pinned": tasks_pinned_text(tasks_pinned(source)),
-                 "evidence_legend": LEGEND},
+                 "evidence_legend": LEGEND, "evidence_choices": CHOICES},
         data=data,
     )  # fmt: skip
 

@@ -36,24 +36,36 @@ _LABEL = {
 }
 
 
+_PLAIN = {
+    level: f'<span class="badge evidence-{level}">{escape(TEXTS[level].title)}</span>'
+    for level in LEVELS
+}
+"""The labels where the page says what they prove (a run's page, a board's legend and its
+table of runs): a `title` on each of 10,000 runs' would add a sixth to a large site."""
+
+
 @lru_cache(maxsize=64)
 def labels(levels: tuple[Level, ...]) -> Markup:
-    """The labels of the levels held, in the order pages show them: a few combinations
-    for every run of a site."""
+    """The labels of the levels held, in the order pages show them, each with what it
+    proves and doesn't in its `title`: a few combinations for every row of a site."""
     held = set(levels)
     return Markup(" ".join([_LABEL[level] for level in LEVELS if level in held]))  # noqa: S704 - ours
+
+
+@lru_cache(maxsize=64)
+def plain_labels(levels: tuple[Level, ...]) -> Markup:
+    """The labels without their `title`, for pages that say what they prove beside them."""
+    held = set(levels)
+    return Markup(" ".join([_PLAIN[level] for level in LEVELS if level in held]))  # noqa: S704 - ours
+
+
+CHOICES = tuple((level, TEXTS[level].title) for level in LEVELS if level != "self-reported")
+"""The board's evidence filter: every level but self-reported, which every run holds."""
 
 
 def data_levels(levels: Iterable[Level]) -> str:
     """The levels as a row's `data-evidence`, which the pages' filter reads."""
     return " ".join(levels)
-
-
-_PLAIN = {
-    level: f'<span class="badge evidence-{level}">{escape(TEXTS[level].title)}</span>'
-    for level in LEVELS
-}
-"""The labels beside their own words, which need no `title` to say them again."""
 
 
 def _held_list(levels: Iterable[Level], list_id: str) -> str:

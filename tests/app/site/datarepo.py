@@ -140,7 +140,8 @@ def realistic_state() -> RepoState:
     """The data repository the site's tests build from.
 
     Its runs hold each combination of evidence: demo-1 regraded, demo-2 regraded and
-    issued, demo-5 issued but not regradable, demo-4 (withdrawn) a regrade that failed,
+    issued, demo-5 issued and run on CI but not regradable, demo-4 (withdrawn) a regrade
+    that failed,
     open-1 on a board without pins; demo-3, quick-1 and the Terminal-Bench runs are records
     from before evidence was kept, self-reported only.
     """
@@ -172,7 +173,7 @@ def realistic_state() -> RepoState:
                  evidence=failed, task_digests=pins)
     )  # fmt: skip
     redacted = RunEvidence(consistent=True, tasks_pinned=True, regrade="not-regradable",
-                           regrade_note=REDACTED_NOTE)  # fmt: skip
+                           regrade_note=REDACTED_NOTE, ci=True)  # fmt: skip
     repo.publish(
         make_run("demo-5", "hbench-demo", actions, _rewards(DEMO_TASKS, 3),
                  T0 + timedelta(days=6), provenance=ACTIONS, issued=True,

@@ -200,19 +200,25 @@ def test_filtering_by_evidence_keeps_the_rows_that_hold_the_level(
     entries = page.get_by_label("Show", exact=True).first
     assert entries.is_visible()
     assert page.locator("#rows-table tbody tr:visible").count() == 3
-    entries.select_option(label="regraded entries")
+    options = ["all entries", "only Regraded", "only Issued", "only Run on CI"]
+    assert entries.locator("option").all_inner_texts() == options
+    entries.select_option(label="only Regraded")
     shown = page.locator("#rows-table tbody tr:visible")
     assert shown.count() == 1 and "octocat" in shown.inner_text()
-    entries.select_option(label="issued entries")
+    entries.select_option(label="only Issued")
+    assert shown.count() == 1 and "octo-org" in shown.inner_text()
+    entries.select_option(label="only Run on CI")
     assert shown.count() == 1 and "octo-org" in shown.inner_text()
     entries.select_option(label="all entries")
     assert page.locator("#rows-table tbody tr:visible").count() == 3
 
     # The runs' select and their search box filter together.
     runs = page.locator("#runs-table-evidence")
-    runs.select_option(label="regraded runs")
+    runs.select_option(label="only Regraded")
     assert visible_rows(page, "runs-table") == ["demo-1", "demo-2"]
-    runs.select_option(label="issued runs")
+    runs.select_option(label="only Run on CI")
+    assert visible_rows(page, "runs-table") == ["demo-5"]
+    runs.select_option(label="only Issued")
     assert visible_rows(page, "runs-table") == ["demo-2", "demo-5"]
     page.get_by_label("Filter runs").fill("demo-5")
     assert visible_rows(page, "runs-table") == ["demo-5"]
@@ -250,6 +256,7 @@ def test_pages_read_fine_without_javascript(browser: Browser, base_url: str) -> 
             "Self-reported",
             "Regraded",
             "Issued",
+            "Run on CI",
         ]
     finally:
         context.close()

@@ -70,8 +70,8 @@ def test_each_board_row_shows_the_levels_every_public_run_holds(built_site: Path
     assert rows == {
         # demo-1 regraded, demo-2 regraded and issued: the entry holds what both hold.
         "octocat": ("self-reported regraded", ["Self-reported", "Regraded"]),
-        # Issued, but its outputs were redacted, so not regradable.
-        "octo-org": ("self-reported issued", ["Self-reported", "Issued"]),
+        # Issued and run on CI, but its outputs were redacted, so not regradable.
+        "octo-org": ("self-reported issued run-on-ci", ["Self-reported", "Issued", "Run on CI"]),
         # A record from before evidence was kept.
         "hubot": ("self-reported", ["Self-reported"]),
     }
@@ -120,7 +120,7 @@ def test_the_board_json_carries_each_row_and_runs_evidence(built_site: Path) -> 
         "demo-2": ["self-reported", "regraded", "issued"],
         "demo-3": ["self-reported"],
         "demo-4": ["self-reported"],  # its regrade failed
-        "demo-5": ["self-reported", "issued"],
+        "demo-5": ["self-reported", "issued", "run-on-ci"],
         "demo-6": ["self-reported"],
     }
     page = html(built_site, f"{DEMO}/index.html")
@@ -164,9 +164,10 @@ def test_a_regraded_issued_run_shows_every_level_and_its_task_digests(built_site
     levels, text = evidence_of(built_site, "hbench-demo", "demo-2")
     assert levels == ["Self-reported", "Regraded", "Issued"]
     for level in LEVELS:
-        assert f"Proves {TEXTS[level].proves}." in text
-        assert f"Does not prove {TEXTS[level].does_not_prove}." in text
-    assert "It does not hold" not in text
+        held = TEXTS[level].title in levels
+        assert (f"Proves {TEXTS[level].proves}." in text) is held
+        assert (f"Does not prove {TEXTS[level].does_not_prove}." in text) is held
+    assert "It does not hold: Run on CI." in text
     assert "<dt>Regrade</dt><dd>agreed: the tasks' own verifiers" in text
     assert "<dt>Task files</dt><dd>matched the pins" in text
     assert "<dt>Files agree</dt><dd>yes:" in text
@@ -184,7 +185,7 @@ def test_a_regraded_issued_run_shows_every_level_and_its_task_digests(built_site
 
 def test_an_issued_run_not_regradable_says_why(built_site: Path) -> None:
     levels, text = evidence_of(built_site, "hbench-demo", "demo-5")
-    assert levels == ["Self-reported", "Issued"]
+    assert levels == ["Self-reported", "Issued", "Run on CI"]
     assert "It does not hold: Regraded." in text
     assert f"<dt>Regrade</dt><dd>not regradable: {REDACTED_NOTE}</dd>" in text
 
@@ -215,7 +216,7 @@ def test_an_old_record_without_evidence_is_self_reported_only(
     levels, text = evidence_of(built_site, "hbench-demo-quick", "quick-1")
     assert levels == ["Self-reported"]
     assert "published before the service kept each run's evidence" in text
-    assert "It does not hold: Regraded, Issued." in text
+    assert "It does not hold: Regraded, Issued, Run on CI." in text
     assert "<dt>Regrade</dt><dd>none recorded" in text
     assert "Task digests: not recorded" in text
 
@@ -228,7 +229,7 @@ def test_an_old_issued_record_is_self_reported_and_issued_never_regraded() -> No
     listed = text[text.index('id="run-evidence"') : text.index("</dl>")]
     assert shown(listed) == ["Self-reported", "Issued"]
     assert "shows only what its record establishes: self-reported and issued." in text
-    assert "It does not hold: Regraded." in text
+    assert "It does not hold: Regraded, Run on CI." in text
 
 
 def test_no_evidence_words_say_verified(built_site: Path) -> None:

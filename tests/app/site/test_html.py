@@ -91,7 +91,7 @@ PAIRS = [
     ("badge-actions-fg", "badge-actions-bg"), ("badge-off-fg", "badge-off-bg"),
     ("badge-source-fg", "badge-source-bg"), ("reproduced-fg", "reproduced-bg"),
     ("badge-self-fg", "badge-self-bg"), ("badge-regraded-fg", "badge-regraded-bg"),
-    ("badge-issued-fg", "badge-issued-bg"),
+    ("badge-issued-fg", "badge-issued-bg"), ("badge-ci-fg", "badge-ci-bg"),
     ("notice-fg", "notice-bg"),
 ]  # fmt: skip
 

@@ -70,14 +70,16 @@ def add_job(
     *,
     note: str | None = None,
     issued: bool = False,
+    ci: bool = False,
     name: str = "demo-job",
 ) -> str:
-    """A private job of the local user, as an upload stores it, with its regrade's row."""
+    """A private job of the local user, as an upload stores it, with its regrade's row;
+    `ci` as an upload bound to the trusted workflow run that issued it records it."""
     run = issue_run(db, {"job_name": name}, login="local").run_id if issued else None
     job = Job(
         owner_id=ensure_account(db, "local").id, job_id=uuid.uuid4(), job_name=name,
-        status=JobStatus.PRIVATE, summary=SUMMARY, checks=[CHECK], redactions={},
-        issued_run_id=run, uploaded_at=utcnow(),
+        status=JobStatus.PRIVATE, summary={**SUMMARY, "ci": {"run_on_ci": ci}},
+        checks=[CHECK], redactions={}, issued_run_id=run, uploaded_at=utcnow(),
     )  # fmt: skip
     db.add(job)
     db.flush()
@@ -180,21 +182,22 @@ def test_a_disagreed_regrade_lists_each_difference_and_refuses_publishing(
 
 
 @pytest.mark.parametrize(
-    ("status", "issued", "levels"),
+    ("status", "issued", "ci", "levels"),
     [
-        (RegradeStatus.AGREED, True, ["Self-reported", "Regraded", "Issued"]),
-        (RegradeStatus.AGREED, False, ["Self-reported", "Regraded"]),
-        (RegradeStatus.NOT_REGRADABLE, True, ["Self-reported", "Issued"]),
-        (RegradeStatus.FAILED, False, ["Self-reported"]),
-        (RegradeStatus.RUNNING, False, ["Self-reported"]),
-        (None, False, ["Self-reported"]),
+        (RegradeStatus.AGREED, True, True, ["Self-reported", "Regraded", "Issued", "Run on CI"]),
+        (RegradeStatus.AGREED, True, False, ["Self-reported", "Regraded", "Issued"]),
+        (RegradeStatus.AGREED, False, False, ["Self-reported", "Regraded"]),
+        (RegradeStatus.NOT_REGRADABLE, True, True, ["Self-reported", "Issued", "Run on CI"]),
+        (RegradeStatus.FAILED, False, False, ["Self-reported"]),
+        (RegradeStatus.RUNNING, False, False, ["Self-reported"]),
+        (None, False, False, ["Self-reported"]),
     ],
 )
 def test_the_job_shows_the_evidence_it_would_carry(
-    client: TestClient, db: Session, status: RegradeStatus | None, issued: bool,
+    client: TestClient, db: Session, *, status: RegradeStatus | None, issued: bool, ci: bool,
     levels: list[str],
 ) -> None:  # fmt: skip
-    job_id = add_job(db, status, issued=issued)
+    job_id = add_job(db, status, issued=issued, ci=ci)
     page = client.get(f"/bench/jobs/{job_id}").text
     evidence = section(page, "evidence-title")
     assert labels(evidence) == levels
