@@ -63,12 +63,12 @@ def seeds(engine: Engine) -> list[tuple[str, bytes]]:
 
 
 def near_miss(engine: Engine, prefix: bytes, key: bytes) -> bytes:
-    """`prefix` and the longest start of `key` after which no rule matches (in a line of
-    its own): one character short of a match, where a rule takes the prefix at all."""
+    """`prefix` and the longest start of `key` after which no rule's pattern matches (in a
+    line of its own): one character short of a match, where a rule takes the prefix."""
     matching = [
         n
         for n in range(1, _LONGEST_TAIL)
-        if engine.find(prefix + key[:n] + b"\n")  # a few thousand bytes in all: cheap
+        if engine.matching(prefix + key[:n] + b"\n")  # a few thousand bytes in all: cheap
     ]
     return prefix + key[: (matching[0] - 1 if matching else 40)]
 

@@ -183,14 +183,15 @@ class CompiledRule:
         return self._with_token_tail(verdict, text)
 
     def resume(self, spans: Spans, *, kept: bool) -> int:
-        """Where to look for the rule's next match after this one. After an assignment
-        that was kept, in its value: `A_KEY=0000:B_TOKEN=…` is one unquoted value to the
-        regex, and the assignment inside it would be hidden behind the one kept."""
-        if kept and self.pairs:
-            pair = next((p for p in self.pairs if spans[p[1]][0] >= 0), None)
-            if pair is not None:
-                return spans[pair[1]][0]
-        return spans[0][1]
+        """Where to look for the rule's next match after this one: after the match, but
+        for an assignment, in its value if it was kept (`A_KEY=0000:B_TOKEN=…` is one
+        unquoted value to the regex, and would hide the assignment inside it) and right
+        after it if it was redacted (`"a_token":"…""b_token":"…"` share a quote)."""
+        pair = next((p for p in self.pairs if spans[p[1]][0] >= 0), None)
+        if pair is None:
+            return spans[0][1]
+        start, end = spans[pair[1]]
+        return start if kept else end
 
     def _with_token_tail(self, span: Span, text: bytes) -> Span:
         start, end = span

@@ -27,6 +27,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import cast
 
 import hyperscan
 
@@ -113,6 +114,10 @@ class Engine:
         for index in range(len(self.rules)):
             self._hop(index)
 
+    def matching(self, text: bytes) -> list[str]:
+        """The rules whose Hyperscan pattern matches somewhere in `text`: step 1 alone."""
+        return [self.rules[i].rule.id for i in sorted(self._first_ends(text))]
+
     def find(self, text: bytes, *, skip_before: int = 0, path: str | None = None) -> list[Finding]:
         """The secrets in `text` starting at `skip_before` or later, in order; where two
         overlap they are joined, named by the one that starts first (or, at one start,
@@ -184,7 +189,9 @@ class Engine:
 
         with contextlib.suppress(hyperscan.ScanTerminated):
             database.scan(
-                memoryview(text)[pos:],
+                # A view, not a copy: hops may be many. Hyperscan reads any buffer; its
+                # stubs name only str and bytes.
+                cast(bytes, memoryview(text)[pos:]),
                 match_event_handler=on_match,
                 scratch=self._scratch(database),
             )
@@ -197,7 +204,8 @@ class Engine:
         rule = self.rules[index]
         verdicts: dict[tuple[int, bytes], tuple[int, int] | None] = {}
         size = len(text)
-        pos, end = 0, first_end
+        pos = 0
+        end: int | None = first_end
         while end is not None:
             spans = rule.search(text, max(pos, end - REACH), min(size, end + 2 * REACH))
             if spans is None:

@@ -157,7 +157,7 @@ def is_words(value: bytes) -> bool:
     """Letters, `_`, `.`, `-` and spaces only: words, such as `registry-datasets-hint`.
     A key holds a digit or another sign (gitleaks' generic rule allows these too); a
     password may be words, so password names are not asked this."""
-    return not value.translate(None, _WORD_BYTES)
+    return not value.rstrip(b"=").translate(None, _WORD_BYTES)
 
 
 def looks_like_code(
