@@ -8,17 +8,19 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.models import Regrade, RegradeStatus
+from app.main import create_app
 from app.settings import Settings
 from hbench.jobs.manifest import seal
 
 from ..bench.conftest import FakeClock, issue_run, run_token, upload
 from ..bench.jobs import SealedJob, packed
-from ..conftest import TokenFactory, bearer
+from ..conftest import LOCAL, TokenFactory, bearer
 from ..publish.conftest import board_rows, write_data_repository
 from .conftest import regrade_queue
 
@@ -81,6 +83,7 @@ def test_an_honest_issued_run_is_regraded_and_published_as_regraded_and_issued(
     record = json.loads(run_file.read_text())
     assert record["evidence"] == {
         "consistent": True, "tasksPinned": True, "regrade": "agreed", "regradeNote": None,
+        "ci": False,
     }  # fmt: skip
     assert set(record["taskDigests"]) == {
         "count-lines", "hello-file", "prime-factor", "reverse-words", "sum-numbers",
@@ -119,3 +122,21 @@ def test_a_reward_forged_in_every_copy_is_caught_by_the_regrade_and_kept_off_the
     assert shown["status"] == "private"
     assert shown["evidence"] == ["self-reported"]
     assert shown["regrade"]["differences"][0]["regraded"] == {"reward": 0.0}
+
+
+@pytest.mark.docker
+def test_the_worker_regrades_in_harbors_docker_environment_where_docker_runs(
+    tmp_path: Path, sealed: SealedJob, docker_host: object
+) -> None:
+    """On one database (SQLite): it is the sandbox, not the database, under test here."""
+    settings = Settings(
+        state_dir=tmp_path / "state", writer_enabled=False, regrade_environment="docker",
+        regrade_concurrency=4,
+    )  # fmt: skip
+    with TestClient(create_app(settings), **LOCAL) as local:
+        answer = upload(local, packed(sealed.path))
+        assert answer.status_code == 201, answer.text
+        assert regrade_queue(settings) == 1
+        shown = local.get(f"/api/bench/jobs/{answer.json()['id']}").json()
+    assert shown["regrade"]["status"] == "agreed", shown["regrade"]
+    assert shown["evidence"] == ["self-reported", "regraded"]
