@@ -1,17 +1,18 @@
 #!/bin/sh
-# The runner image's entrypoint. It starts as root only to hand the command to the user
-# hbench, never root: hbench takes the uid and gid that own the folder the command runs
-# in (the run's folder, in the mounted workspace), so what the run writes there belongs
-# to the workspace's owner, as on GitHub's runners; in a folder of root's it keeps its
-# own uid, 1000. It joins the group of the mounted Docker socket, so Harbor reaches the
-# daemon. Started with --user, the command runs as that user, unchanged.
+# The runner image's entrypoint. The command runs as the owner of the folder it runs in
+# (the run's folder, in the mounted workspace), so what the run writes there belongs to
+# the workspace's owner: the user hbench, renumbered to that owner's uid and gid (on
+# GitHub's hosted runners, 1001), who joins the group of the mounted Docker socket so
+# Harbor reaches the daemon. The image's own folders are hbench's (uid 1000). Only a
+# folder of root's, on a runner that runs as root, keeps root, since only root could
+# write there. Started with --user, the command runs as that user, unchanged.
 set -eu
 [ "$(id -u)" = 0 ] || exec "$@"
 uid=$(stat -c %u .)
 gid=$(stat -c %g .)
 if [ "$uid" = 0 ]; then
-  uid=$(id -u hbench)
-  gid=$(id -g hbench)
+  mkdir -p /cache/harbor
+  exec "$@"
 fi
 [ "$gid" = "$(id -g hbench)" ] || groupmod --non-unique --gid "$gid" hbench
 # usermod also gives hbench's home to the new uid.

@@ -1,10 +1,15 @@
-"""The Action's first step: issue a run from the service and write its folder.
+"""The Action's first step: issue a run from the service and write its folder, or take up
+a run an earlier attempt left (`resume-dir`) and ask the service for a new token for it.
 
 The service is called with the `api-token` input, or else with the workflow's GitHub
 OIDC token. The run token in the answer is masked before anything is printed and handed
 to the upload step in a file under `RUNNER_TEMP` that only the runner's user can read;
 it is never a step output. The run's folder (spec.json, prompt.j2, run.json) goes under
 the workspace, where the runner container sees it at the same path.
+
+Resuming (`POST /api/local-runs/{run_id}/resume`) answers a new run token for the same
+issued run, and the old one stops working; the run's folder, spec and partial job come
+from the earlier attempt's artifact, which never holds a token.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 from hbench.action.oidc import request_id_token
 from hbench.action.protocol import Actions, Inputs, run_step
+from hbench.digest import spec_digest
 from hbench.errors import HbenchError
 from hbench.issue import (
     PROMPT_FILE,
@@ -73,17 +79,26 @@ def write_run(run_dir: Path, token_file: Path, answer: dict[str, Any]) -> None:
     write_new(token_file, answer["token"] + "\n", mode=0o600)
 
 
+def service_token(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> str:
+    """The API token of the inputs, else the job's OIDC token for the service; masked."""
+    token = inputs.get("api-token")
+    if token is None:
+        token = request_id_token(environ, inputs.required("service-url"))
+    actions.mask(token)
+    return token
+
+
 def issue(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
-    api_token = inputs.get("api-token")
-    if api_token is not None:
+    if (api_token := inputs.get("api-token")) is not None:
         actions.mask(api_token)
     service_url = inputs.required("service-url")
+    if inputs.get("resume-dir") is not None:
+        resume(actions, inputs, environ)
+        return
     body = request_body(inputs)
     workspace, temp = actions.workspace(), actions.temp_dir()
-    if api_token is None:
-        api_token = request_id_token(environ, service_url)
-        actions.mask(api_token)
-    answer = Service(service_url, api_token).call("POST", RUNS_PATH, body)
+    token = service_token(actions, inputs, environ)
+    answer = Service(service_url, token).call("POST", RUNS_PATH, body)
     actions.mask(answer["token"])  # before any line that follows can print it
     job_name = answer["job_name"]
     run_dir = workspace / RUNS_FOLDER / job_name
@@ -101,15 +116,91 @@ def issue(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
         f"issued run {answer['run_id']} on {answer['board']} as entry {answer['submission']}; "
         f"its spec is in {run_dir / SPEC_FILE}, its token works until {answer['expires_at']}"
     )
+    set_outputs(actions, answer, run_dir, token_file)
+
+
+def set_outputs(
+    actions: Actions, details: Mapping[str, Any], run_dir: Path, token_file: Path
+) -> None:
     for name, value in {
-        "submission": answer["submission"],
-        "board": answer["board"],
-        "job-name": job_name,
-        "run-id": str(answer["run_id"]),
+        "submission": details["submission"],
+        "board": details["board"],
+        "job-name": details["job_name"],
+        "run-id": str(details["run_id"]),
         "run-dir": str(run_dir),
         "token-file": str(token_file),
     }.items():
         actions.set_output(name, value)
+
+
+def earlier_run(folder: Path, workspace: Path) -> Path:
+    """The run's folder in what an earlier attempt's artifact unpacked to: the folder
+    itself when it holds run.json, else its one subfolder that does."""
+    folder = folder.resolve()
+    if not folder.is_relative_to(workspace.resolve()):
+        message = f"`resume-dir` {folder} must be inside the workspace {workspace}"
+        raise HbenchError("action-input-invalid", message + ", the only folder the run sees")
+    if (folder / RUN_FILE).is_file():
+        return folder
+    found = sorted(p.parent for p in folder.glob(f"*/{RUN_FILE}")) if folder.is_dir() else []
+    if len(found) != 1:
+        what = "no run's folder" if not found else f"{len(found)} runs' folders"
+        raise HbenchError(
+            "action-input-invalid",
+            f"`resume-dir` {folder} holds {what} (a folder with {RUN_FILE}): download the "
+            "earlier attempt's artifact there, as the reusable workflow's `resume` does",
+        )
+    return found[0]
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        message = f"can't read {path}, from the earlier attempt's artifact: {exc}"
+        raise HbenchError("action-input-invalid", message) from None
+
+
+def resume_mismatch(run_dir: Path, run_id: str) -> HbenchError:
+    return HbenchError(
+        "action-resume-mismatch",
+        f"{run_dir / SPEC_FILE} is not the spec the service issued for run {run_id}: the "
+        "artifact was changed, or is another run's. Resume from the artifact of the "
+        "workflow run that issued it, unchanged",
+    )
+
+
+def resume(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
+    """Ask for a new token for the run an earlier attempt left, and hand it on."""
+    workspace, temp = actions.workspace(), actions.temp_dir()
+    run_dir = earlier_run(Path(inputs.required("resume-dir")), workspace)
+    details = read_json(run_dir / RUN_FILE)
+    if not isinstance(details, dict) or not details.get("run_id") or not details.get("job_name"):
+        raise HbenchError("action-input-invalid", f"{run_dir / RUN_FILE} names no issued run")
+    run_id = str(details["run_id"])
+    spec = read_json(run_dir / SPEC_FILE)
+    # Checked before the service is asked, since its answer retires the earlier token.
+    if spec_digest(spec) != details.get("spec_digest"):
+        raise resume_mismatch(run_dir, run_id)
+    token = service_token(actions, inputs, environ)
+    answer = Service(inputs.required("service-url"), token).call(
+        "POST", f"{RUNS_PATH}/{run_id}/resume", {}
+    )
+    actions.mask(answer["token"])  # before any line that follows can print it
+    if answer.get("spec") != spec or answer.get("job_name") != details["job_name"]:
+        raise resume_mismatch(run_dir, run_id)
+    # The rest (the entry, the variables the run needs) stays as the issue step wrote it.
+    details["expires_at"] = answer.get("expires_at")
+    token_file = temp / HANDOFF_FOLDER / f"{details['job_name']}.run-token"
+    token_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_new(token_file, answer["token"] + "\n", mode=0o600)
+    (run_dir / RUN_FILE).write_text(json.dumps(details, indent=2) + "\n", encoding="utf-8")
+    actions.log(
+        f"resuming run {run_id} on {details['board']} as entry {details['submission']}, "
+        f"from {run_dir}; its new token works until {details.get('expires_at')}, the "
+        "earlier attempt's no longer"
+    )
+    set_outputs(actions, details, run_dir, token_file)
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:

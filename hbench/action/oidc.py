@@ -31,6 +31,11 @@ def request_url(base: str, audience: str) -> str:
     return f"{base}{separator}audience={quote(audience, safe='')}"
 
 
+def id_token_available(environ: Mapping[str, str]) -> bool:
+    """Whether this job may request an OIDC token (it has `id-token: write`)."""
+    return bool(environ.get(URL_VARIABLE, "").strip() and environ.get(TOKEN_VARIABLE, "").strip())
+
+
 def request_id_token(
     environ: Mapping[str, str],
     service_url: str,

@@ -128,6 +128,9 @@ class Actions:
     def error(self, title: str, message: str) -> None:
         self.command("error", message, title=title)
 
+    def warning(self, title: str, message: str) -> None:
+        self.command("warning", message, title=title)
+
     def notice(self, title: str, message: str) -> None:
         self.command("notice", message, title=title)
 

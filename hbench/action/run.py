@@ -1,25 +1,32 @@
-"""The Action's second step: `hbench run --config spec.json` inside the hbench runner image.
+"""The Action's second step: `hbench run --config spec.json` inside the hbench runner image,
+or `hbench jobs resume` of the job an earlier attempt left in the run's folder.
 
 The container gets the host's Docker socket, so the task containers Harbor starts are the
 host's siblings, and the workspace mounted at its own path, so the paths Harbor hands to
-them mean the same on both sides. Only the spec's variables and the model keys of
-`MODEL_KEYS` enter the container, each by name (`-e NAME`): their values stay in the
-environment of the `docker` process and never appear on a command line.
+them mean the same on both sides. Only the spec's variables, the model providers'
+variables (`hbench.action.variables`) and the names of the `pass-env` input enter the
+container, each by name (`-e NAME`): their values stay in the environment of the `docker`
+process and never appear on a command line. With `network: host` the container shares
+the runner's network, to reach a service on its loopback (a model server at 127.0.0.1).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import secrets
 import shutil
+import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hbench import __version__
 from hbench.action.protocol import Actions, Inputs, StepError, run_step
+from hbench.action.variables import MODEL_KEYS, extra_names
 from hbench.errors import HbenchError
 from hbench.issue import RUN_FILE, SPEC_FILE
 from hbench.runner import DEFAULT_JOBS_DIR
@@ -27,31 +34,12 @@ from hbench.runner import DEFAULT_JOBS_DIR
 DOCKER_SOCKET = "/var/run/docker.sock"
 DEFAULT_IMAGE = f"hbench-runner:{__version__}"
 """The tag the image is built under from `actions/run/Dockerfile` when no `image` is given."""
+EXTRA_ENV = "HBENCH_EXTRA_ENV"
+"""`NAME=value` lines for names of `pass-env` that the job can't set as variables of its
+own: the reusable workflow hands its `extra-env` secret over in it."""
+CLEANUP_SECONDS = 30
+NETWORK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 TITLE = "hbench: the run failed"
-
-MODEL_KEYS: tuple[str, ...] = (
-    "ANTHROPIC_API_KEY",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "AZURE_API_KEY",
-    "AZURE_API_BASE",
-    "AZURE_API_VERSION",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "DEEPSEEK_API_KEY",
-    "OPENROUTER_API_KEY",
-    "MISTRAL_API_KEY",
-    "GROQ_API_KEY",
-    "TOGETHERAI_API_KEY",
-    "FIREWORKS_AI_API_KEY",
-    "XAI_API_KEY",
-    "DASHSCOPE_API_KEY",
-    "HOSTED_VLLM_API_BASE",
-    "HF_TOKEN",
-)
-"""The model providers' variables passed into the container when the job sets them.
-Every other variable of the job (the GitHub token, the run token, cloud credentials)
-stays outside."""
 
 
 @dataclass(frozen=True)
@@ -63,8 +51,14 @@ class Plan:
     names: tuple[str, ...]
     """The variables that enter the container, by name."""
     values: dict[str, str]
-    """The spec's own values (such as `HARBOR_TELEMETRY=0`), set on the docker process."""
+    """Values set on the docker process: the spec's own (such as `HARBOR_TELEMETRY=0`)
+    and those of `HBENCH_EXTRA_ENV`."""
     command: tuple[str, ...]
+    network: str | None = None
+    resumed: bool = False
+    """Whether the command continues a job an earlier attempt started."""
+    secrets: tuple[str, ...] = ()
+    """The values of `HBENCH_EXTRA_ENV`, masked before anything is printed."""
 
 
 class MissingVariableError(StepError):
@@ -96,6 +90,59 @@ def read_details(run_dir: Path) -> dict[str, Any]:
     return details
 
 
+def extra_values(environ: Mapping[str, str], names: list[str]) -> dict[str, str]:
+    """The `NAME=value` lines of `HBENCH_EXTRA_ENV`; each name must be one of `pass-env`."""
+    values: dict[str, str] = {}
+    for line in environ.get(EXTRA_ENV, "").splitlines():
+        if not line.strip():
+            continue
+        name, sep, value = line.partition("=")
+        name = name.strip()
+        if not sep or name not in names:
+            shown = name if sep else "a line without ="
+            raise HbenchError(
+                "action-input-invalid",
+                f"{EXTRA_ENV} (the workflow's `extra-env` secret) sets {shown}, which "
+                "`pass-env` does not list: write each as NAME=value, and list every NAME "
+                "in `pass-env`",
+            )
+        values[name] = value
+    return values
+
+
+def variables(
+    inputs: Inputs, details: dict[str, Any], environ: Mapping[str, str]
+) -> tuple[list[str], dict[str, str], tuple[str, ...]]:
+    """The names that enter the container, the values the docker process gets, and
+    those of them that are secrets (`HBENCH_EXTRA_ENV`'s)."""
+    extra, problems = extra_names(inputs.get("pass-env"))
+    if problems:
+        message = "; ".join(problems)
+        raise HbenchError("action-input-invalid", f"the input `pass-env`: {message}")
+    values = extra_values(environ, extra)
+    secrets = tuple(values.values())
+    names: list[str] = []
+    for variable in details.get("environment") or []:
+        name, value = variable["name"], variable.get("value")
+        if value is not None:
+            values[name] = str(value)
+        elif not environ.get(name) and name not in values:
+            raise MissingVariableError(name, str(variable.get("description") or "set by you"))
+        names.append(name)
+    for key in (*MODEL_KEYS, *extra):
+        if (environ.get(key) or key in values) and key not in names:
+            names.append(key)
+    return names, values, secrets
+
+
+def network(inputs: Inputs) -> str | None:
+    given = inputs.get("network")
+    if given is not None and not NETWORK.fullmatch(given):
+        message = f"the input `network` must name a Docker network, such as host, not {given!r}"
+        raise HbenchError("action-input-invalid", message)
+    return given
+
+
 def plan(inputs: Inputs, workspace: Path, environ: Mapping[str, str]) -> Plan:
     """Check the inputs and the run's folder; decide the command and the variables."""
     run_dir = Path(inputs.required("run-dir")).resolve()
@@ -113,27 +160,33 @@ def plan(inputs: Inputs, workspace: Path, environ: Mapping[str, str]) -> Plan:
         command += ["--jobs-dir", str(jobs_dir)]
     if (retries := inputs.integer("max-retries")) is not None:
         command += ["--max-retries", str(retries)]
-    values: dict[str, str] = {}
-    names: list[str] = []
-    for variable in details.get("environment") or []:
-        name, value = variable["name"], variable.get("value")
-        if value is not None:
-            values[name] = str(value)
-        elif not environ.get(name):
-            raise MissingVariableError(name, str(variable.get("description") or "set by you"))
-        names.append(name)
-    names += [key for key in MODEL_KEYS if environ.get(key) and key not in names]
     job_dir = jobs_dir / details["job_name"]
-    return Plan(run_dir, job_dir, tuple(names), values, tuple(command))
+    resumed = (job_dir / "config.json").is_file()
+    if resumed:
+        # An earlier attempt's job, from its artifact: Harbor continues it as configured then.
+        command = ["hbench", "jobs", "resume", "--path", str(job_dir)]
+    names, values, secrets = variables(inputs, details, environ)
+    return Plan(
+        run_dir, job_dir, tuple(names), values, tuple(command), network(inputs), resumed, secrets
+    )
 
 
-def docker_run(plan: Plan, workspace: Path, image: str) -> list[str]:
+def container_name(plan: Plan) -> str:
+    """The run container's name: its job's, and a suffix of its own for each attempt."""
+    return f"hbench-{plan.job_dir.name}-{secrets.token_hex(4)}"
+
+
+def docker_run(plan: Plan, workspace: Path, image: str, name: str | None = None) -> list[str]:
     """The `docker run` argv: socket and workspace mounted, variables by name only."""
     argv = ["docker", "run", "--rm"]
+    if name is not None:
+        argv += ["--name", name]
+    if plan.network is not None:
+        argv += ["--network", plan.network]
     argv += ["-v", f"{DOCKER_SOCKET}:{DOCKER_SOCKET}"]
     argv += ["-v", f"{workspace}:{workspace}", "-w", str(plan.run_dir)]
-    for name in plan.names:
-        argv += ["-e", name]
+    for variable in plan.names:
+        argv += ["-e", variable]
     return [*argv, image, *plan.command]
 
 
@@ -144,21 +197,97 @@ def docker_build(action_path: Path, image: str) -> list[str]:
     return ["docker", "build", "--tag", image, "--file", str(dockerfile), str(source)]
 
 
-def execute(argv: list[str], env: Mapping[str, str], what: str) -> None:
+def docker_binary(env: Mapping[str, str]) -> str:
     docker = shutil.which("docker", path=env.get("PATH"))
     if docker is None:
         raise HbenchError(
             "action-run-failed", "`docker` is not on PATH: run the job on a Linux runner"
         )
-    completed = subprocess.run([docker, *argv[1:]], env=dict(env), check=False)
+    return docker
+
+
+def execute(
+    argv: list[str],
+    env: Mapping[str, str],
+    what: str,
+    cleanup: Callable[[str], None] | None = None,
+) -> None:
+    """Run a docker command; on a failure, or when the runner cancels the step (SIGINT,
+    as on a timeout), `cleanup` removes what the command left running first."""
+    docker = docker_binary(env)
+    try:
+        completed = subprocess.run([docker, *argv[1:]], env=dict(env), check=False)
+    except KeyboardInterrupt:
+        # The runner sends SIGTERM 7.5 s after SIGINT: nothing interrupts the clean-up.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if cleanup is not None:
+            cleanup(docker)
+        message = (
+            f"{what} was stopped part way: the job was cancelled or ran out of time. What it "
+            "finished stays in the run's folder, which the reusable workflow saves for `resume`"
+        )
+        raise HbenchError("action-run-failed", message) from None
     if completed.returncode != 0:
+        if cleanup is not None:
+            cleanup(docker)
         message = f"{what} exited with {completed.returncode}; its output is in the log above"
         raise HbenchError("action-run-failed", message)
+
+
+def compose_project(name: str) -> str:
+    """A name as Harbor's docker environment makes a Compose project of it (a trial's
+    environments are projects named after the trial, `<trial>__env` and its verifiers')."""
+    name = name.lower()
+    name = name if re.match(r"^[a-z0-9]", name) else "0" + name
+    return re.sub(r"[^a-z0-9_-]", "-", name)
+
+
+def quietly(argv: list[str]) -> str:
+    """Run a clean-up command; its output, whether or not it succeeded."""
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, text=True, check=False, timeout=CLEANUP_SECONDS
+        )
+    except subprocess.TimeoutExpired:
+        return ""
+    return done.stdout
+
+
+def leftovers(docker: str, kind: str, trials: set[str]) -> list[str]:
+    """The containers or networks of Compose projects of these trials."""
+    listed = quietly(
+        [docker, kind, "ls", *(["--all"] if kind == "container" else []),
+         "--filter", "label=com.docker.compose.project",
+         "--format", '{{.ID}} {{.Label "com.docker.compose.project"}}'],
+    )  # fmt: skip
+    found = []
+    for line in listed.splitlines():
+        ident, _, project = line.partition(" ")
+        if any(project.startswith(trial) for trial in trials):
+            found.append(ident)
+    return found
+
+
+def remove_leftovers(docker: str, container: str, job_dir: Path) -> None:
+    """Remove the run container and the containers and networks Harbor started for the
+    job's trials: a run stopped part way leaves them running (Harbor had no time to stop
+    them), which a self-hosted runner would keep."""
+    quietly([docker, "rm", "--force", container])
+    if not job_dir.is_dir():
+        return
+    trials = {compose_project(p.name) for p in job_dir.iterdir() if p.is_dir()}
+    if containers := leftovers(docker, "container", trials):
+        quietly([docker, "rm", "--force", *containers])
+    if networks := leftovers(docker, "network", trials):
+        quietly([docker, "network", "rm", *networks])
 
 
 def run(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
     workspace = actions.workspace().resolve()
     planned = plan(inputs, workspace, environ)
+    for secret in planned.secrets:
+        actions.mask(secret)
     image = inputs.get("image")
     env = {**environ, **planned.values}
     if image is None:
@@ -166,14 +295,19 @@ def run(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
         action_path = Path(inputs.required("action-path"))
         actions.log(f"building the runner image {image} from {action_path / 'Dockerfile'}")
         execute(docker_build(action_path, image), env, "docker build")
-    argv = docker_run(planned, workspace, image)
+    if planned.resumed:
+        actions.log(f"resuming the job an earlier attempt left in {planned.job_dir}")
+    name = container_name(planned)
+    argv = docker_run(planned, workspace, image, name)
     actions.log("running: " + " ".join(argv))
-    execute(argv, env, "hbench run")
+    what = "hbench jobs resume" if planned.resumed else "hbench run"
+    execute(argv, env, what, lambda docker: remove_leftovers(docker, name, planned.job_dir))
     if not (planned.job_dir / "manifest.json").is_file():
         message = f"the run ended without a sealed job at {planned.job_dir}"
         raise HbenchError("action-run-failed", message)
     actions.set_output("job-dir", str(planned.job_dir))
     actions.set_output("job-name", planned.job_dir.name)
+    actions.set_output("resumed", "true" if planned.resumed else "false")
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:

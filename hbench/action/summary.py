@@ -12,12 +12,22 @@ def cell(value: object) -> str:
     return " ".join(str(value).split()).replace("|", "\\|")
 
 
-def job_summary(job: Job, details: dict[str, Any], job_id: str | None, job_url: str | None) -> str:
+def job_summary(
+    job: Job,
+    details: dict[str, Any],
+    job_id: str | None,
+    job_url: str | None,
+    *,
+    runner: str | None = None,
+    evidence: list[str] | None = None,
+) -> str:
     lines = [f"### hbench: {cell(job.job_name)}", "", "| | |", "|---|---|"]
     if details.get("submission"):
         lines.append(
             f"| entry | `{cell(details['submission'])}` on board `{cell(details.get('board'))}` |"
         )
+    if runner is not None:
+        lines.append(f"| runner | {cell(runner)} |")
     lines.append(f"| score | {job.score:.3f} over {len(job.trials)} trials |")
     for k, value in sorted(job.pass_at_k.items()):
         lines.append(f"| pass@{k} | {value:.3f} |")
@@ -25,6 +35,8 @@ def job_summary(job: Job, details: dict[str, Any], job_id: str | None, job_url: 
         lines.append(f"| job | [{cell(job_id)}]({job_url}), private until you publish it |")
     else:
         lines.append("| job | not uploaded |")
+    if evidence is not None:
+        lines.append(f"| evidence | {cell(', '.join(evidence) or 'none stated')} |")
     lines += ["", "| task | attempt | reward | error |", "|---|---|---|---|"]
     for trial in sorted(job.trials, key=lambda t: (t.task_name or "", t.attempt or 0)):
         reward = "-" if trial.reward is None else f"{trial.reward:g}"

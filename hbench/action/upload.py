@@ -2,8 +2,13 @@
 
 An issued run uploads with its run token, read from the file the issue step left under
 `RUNNER_TEMP`; any other job with the `api-token` input. Either is masked before anything
-is printed. A refusal becomes one `::error::` annotation per problem, each ending with
-the service's rule code and the fix.
+is printed. Beside a run token goes a fresh OIDC token of the same job, requested right
+before the upload with the service as its audience (`authorization: Bearer <jwt>`): the
+service checks it names the same workflow run, attempt, workflow release and runner as
+the token that issued the run, which binds the upload to that run (`oidc-upload-mismatch`
+otherwise). A job without `id-token: write` uploads with the run token alone. A refusal
+becomes one `::error::` annotation per problem, each ending with the service's rule code
+and the fix.
 """
 
 from __future__ import annotations
@@ -11,10 +16,11 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from hbench.action.oidc import id_token_available, request_id_token
 from hbench.action.protocol import Actions, Inputs, run_step
 from hbench.action.summary import job_summary
 from hbench.errors import HbenchError, Problem
@@ -26,6 +32,8 @@ from hbench.limits import UPLOAD_MAX_BYTES
 from hbench.upload import RUN_TOKEN_HEADER, send_archive
 
 TITLE = "hbench: the upload was refused"
+GITHUB_HOSTED = "github-hosted"
+"""`runner.environment` on GitHub's own runners; `self-hosted` on anyone else's."""
 JOB_PATH = "/api/bench/jobs/"
 
 
@@ -78,8 +86,39 @@ def run_details(inputs: Inputs) -> dict[str, Any]:
     return details if isinstance(details, dict) else {}
 
 
-def send(job_dir: Path, url: str, headers: dict[str, str], scratch: Path) -> Any:
-    """Pack and send the job; the accepted answer, or the service's refusal raised."""
+def binding_header(
+    actions: Actions, environ: Mapping[str, str], service_url: str
+) -> dict[str, str]:
+    """A fresh OIDC token of this job for the service, as the bearer beside the run token;
+    none without `id-token: write`, or when the runner won't give one (the upload then
+    stands on the run token alone, and says so)."""
+    if not id_token_available(environ):
+        actions.log(
+            "no OIDC token to bind the upload to this workflow run (the job lacks "
+            "`permissions: id-token: write`): uploading with the run token alone"
+        )
+        return {}
+    try:
+        token = request_id_token(environ, service_url)
+    except HbenchError as error:
+        actions.warning(
+            "hbench: the upload is not bound to this workflow run",
+            f"{error.problems[0].detail}; uploading with the run token alone, so the job "
+            "can't count as run on CI",
+        )
+        return {}
+    actions.mask(token)
+    return {"authorization": f"Bearer {token}"}
+
+
+def send(
+    job_dir: Path,
+    url: str,
+    headers: Callable[[], dict[str, str]],
+    scratch: Path,
+) -> Any:
+    """Pack and send the job; the accepted answer, or the service's refusal raised. The
+    headers are made once the archive is packed, right before it is sent."""
     scratch.mkdir(mode=0o700, parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=scratch) as folder:
         archive = Path(folder) / f"{job_dir.name}.tgz"
@@ -88,39 +127,58 @@ def send(job_dir: Path, url: str, headers: dict[str, str], scratch: Path) -> Any
             mib = 1024 * 1024
             message = f"the packed job is {packed.size / mib:.1f} MiB, over the upload cap"
             raise HbenchError("pack-too-large", message)
-        answer = send_archive(url, archive, headers)
+        answer = send_archive(url, archive, headers())
     if not answer.accepted:
         raise HbenchError.from_problems(answer.problems())
     return answer.body
 
 
-def upload(actions: Actions, inputs: Inputs) -> None:
+def upload(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
     job_dir = Path(inputs.required("job-dir"))
     wanted = inputs.boolean("upload", default=True)
     headers = auth_headers(actions, inputs) if wanted else {}
     service_url = inputs.required("service-url").rstrip("/")
     details = run_details(inputs)
+    runner = inputs.get("runner-environment")
     job = checked_job(job_dir)
     actions.set_output("job-name", job.job_name)
     actions.set_output("score", f"{job.score:.4f}")
+    if runner is not None and runner != GITHUB_HOSTED:
+        actions.notice(
+            "hbench: a self-hosted runner",
+            f"this job ran on a {runner} runner: the service records the runner from the "
+            "job's OIDC token, and only a run on a GitHub-hosted runner can count as run on CI",
+        )
     if not wanted:
         actions.notice("hbench: not uploaded", f"`upload` is false; the job stays at {job_dir}")
-        actions.summary(job_summary(job, details, None, None))
+        actions.summary(job_summary(job, details, None, None, runner=runner))
         return
-    body = send(job_dir, service_url + UPLOADS_PATH, headers, actions.temp_dir() / "hbench")
+
+    def request_headers() -> dict[str, str]:
+        if RUN_TOKEN_HEADER not in headers:
+            return headers
+        return {**headers, **binding_header(actions, environ, service_url)}
+
+    scratch = actions.temp_dir() / "hbench"
+    body = send(job_dir, service_url + UPLOADS_PATH, request_headers, scratch)
     job_id = str(body["id"])
     job_url = f"{service_url}{JOB_PATH}{job_id}"
-    actions.log(f"uploaded {job.job_name} as job {job_id}: score {body['score']:.4f}, private")
+    evidence = [str(level) for level in body.get("evidence") or []]
+    actions.log(
+        f"uploaded {job.job_name} as job {job_id}: score {body['score']:.4f}, private; "
+        f"evidence: {', '.join(evidence) or 'none stated'}"
+    )
     actions.set_output("job-id", job_id)
     actions.set_output("score", f"{float(body['score']):.4f}")
     actions.set_output("job-url", job_url)
-    actions.summary(job_summary(job, details, job_id, job_url))
+    actions.set_output("evidence", " ".join(evidence))
+    actions.summary(job_summary(job, details, job_id, job_url, runner=runner, evidence=evidence))
 
 
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Upload the job; 0 when the service took it (or `upload` is false), 1 otherwise."""
     del argv  # every setting arrives as an input variable
-    return run_step(TITLE, lambda actions, env: upload(actions, Inputs(env)), environ)
+    return run_step(TITLE, lambda actions, env: upload(actions, Inputs(env), env), environ)
 
 
 if __name__ == "__main__":

@@ -1,33 +1,48 @@
 """Fixtures for the Action's tests: the real service on loopback, a runner job's folders,
-and the `docker` stand-in first on PATH."""
+the runner image built for real once per session, and a caller's GitHub: its OIDC issuer
+(the fake GitHub's), the runner's token endpoint, and the workflow runs it mints for."""
 
 from __future__ import annotations
 
 import json
 import os
 import secrets
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 
 from app.auth.service import create_api_token, ensure_account
+from app.db.models import Account
 from app.db.session import Database
+from app.github.events import InstallationEvent
+from app.github.installations import apply_installation
 from app.main import create_app
 from app.settings import Settings
 from tests.action.runner import ActionRunner
 from tests.app.conftest import NO_REGRADES
-from tests.hbench.cli.service import serving
+from tests.fakes.github import FakeGitHub
+from tests.fakes.github.server import serve_fake_github
+from tests.fakes.github.webhooks import installation_payload
+from tests.hbench.cli.service import loopback_socket, serving, serving_on, url_of
 from tests.http_stub import StubHandler, stub_server
+from tools import dockerhost, images
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIM = Path(__file__).with_name("docker_shim.py")
 BIN = str(Path(sys.executable).parent)
+IMAGE = "hbench-runner:test"
+"""The runner image the tests build from actions/run/Dockerfile on the local base."""
+WORKFLOW = "hbench/hbench/.github/workflows/run-benchmark.yml@refs/tags/v0.3.0"
+WORKFLOW_SHA = "3c9f1e0d2b4a69788f5e4d3c2b1a0f9e8d7c6b5a"
+"""The release of the reusable workflow the service trusts, and the commit it was made at."""
 
 
 @dataclass(frozen=True)
@@ -56,42 +71,62 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
 
 @dataclass(frozen=True)
 class RunnerJob:
-    """One runner job's folders and environment, and where the `docker` calls are logged."""
+    """One runner job's folders and environment."""
 
     workspace: Path
     temp: Path
     env: dict[str, str]
-    docker_log: Path
 
-    def runner(self, **extra_env: str) -> ActionRunner:
-        return ActionRunner(self.workspace, self.temp, {**self.env, **extra_env})
+    def runner(
+        self,
+        *,
+        cancel_when: Callable[[], bool] | None = None,
+        runner_environment: str = "github-hosted",
+        **extra_env: str,
+    ) -> ActionRunner:
+        return ActionRunner(
+            self.workspace,
+            self.temp,
+            {**self.env, **extra_env},
+            cancel_when=cancel_when,
+            runner_environment=runner_environment,
+        )
 
-    def docker_calls(self) -> list[dict[str, Any]]:
-        if not self.docker_log.exists():
-            return []
-        return [json.loads(line) for line in self.docker_log.read_text().splitlines()]
 
-
-def new_runner_job(folder: Path) -> RunnerJob:
-    """A workspace, a RUNNER_TEMP, and a PATH with the `docker` stand-in and this Python."""
-    workspace, temp, tools = folder / "workspace", folder / "runner-temp", folder / "tools"
-    for path in (workspace, temp, tools):
-        path.mkdir(parents=True)
-    docker = tools / "docker"
-    docker.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SHIM}" "$@"\n')
-    docker.chmod(0o755)
-    log = folder / "docker-calls.jsonl"
+def new_runner_job(folder: Path, workspace: Path | None = None) -> RunnerJob:
+    """A workspace (`folder/workspace`, or the one given), a fresh RUNNER_TEMP, and a PATH
+    with this Python's tools and the system's, where `docker` is."""
+    workspace = workspace or folder / "workspace"
+    temp = folder / "runner-temp"
+    for path in (workspace, temp):
+        path.mkdir(parents=True, exist_ok=True)
     env = {
-        "PATH": os.pathsep.join([str(tools), BIN, "/usr/bin", "/bin"]),
+        "PATH": os.pathsep.join([BIN, "/usr/local/bin", "/usr/bin", "/bin"]),
         "HOME": os.environ.get("HOME", "/root"),
-        "DOCKER_SHIM_LOG": str(log),
     }
-    return RunnerJob(workspace, temp, env, log)
+    return RunnerJob(workspace, temp, env)
 
 
 @pytest.fixture
 def runner_job(tmp_path: Path) -> RunnerJob:
     return new_runner_job(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def runner_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The runner image built from actions/run/Dockerfile on the local Python base, as
+    `make runner-image` builds it, once per session (or reused while its inputs are the
+    same); yields the docker CLI while Docker is leased."""
+    try:
+        lease = dockerhost.acquire((images.TASK_BASE, images.PYTHON_BASE))
+    except dockerhost.DockerUnavailableError as error:
+        pytest.skip(f"Docker can't run here: {error}")
+    try:
+        log = tmp_path_factory.mktemp("runner-image") / "build.log"
+        images.build_runner_image(lease.docker, IMAGE, log=log)
+        yield lease.docker
+    finally:
+        lease.release()
 
 
 @dataclass
@@ -103,6 +138,14 @@ class TokenEndpoint:
     request_token: str
     audiences: list[str] = field(default_factory=list)
     authorizations: list[str] = field(default_factory=list)
+    minted: list[str] = field(default_factory=list)
+
+    def environ(self) -> dict[str, str]:
+        """The variables a job with `permissions: id-token: write` gets."""
+        return {
+            "ACTIONS_ID_TOKEN_REQUEST_URL": self.url,
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN": self.request_token,
+        }
 
 
 @contextmanager
@@ -120,8 +163,103 @@ def token_endpoint(mint: Callable[[str], str]) -> Iterator[TokenEndpoint]:
                 self.send_response(401)
                 self.end_headers()
                 return
-            self.send_json(200, {"count": 1, "value": mint(query["audience"][0])})
+            token = mint(query["audience"][0])
+            state.minted.append(token)
+            self.send_json(200, {"count": 1, "value": token})
 
     with stub_server(Handler) as port:
         state.url = f"http://127.0.0.1:{port}/_apis/distributedtask/idtoken?api-version=2.0"
         yield state
+
+
+@dataclass
+class CallerGitHub:
+    """A caller's repository on the fake GitHub, with the App installed and its owner
+    signed in to hbench; the service that trusts the release `WORKFLOW`; and the runner's
+    token endpoint, minting tokens for the workflow run `claims` describes.
+
+    The workspace is one path for every workflow run, as on GitHub's runners
+    (`/home/runner/work/REPO/REPO`); each job gets a RUNNER_TEMP of its own.
+    """
+
+    fake: FakeGitHub
+    workspace: Path
+    folder: Path
+    service: Service
+    tokens: TokenEndpoint
+    claims: dict[str, Any]
+
+    def workflow_run(self, run_id: int, *, attempt: int = 1, **claims: Any) -> None:
+        """Mint from now on as the job of another workflow run (and other claims)."""
+        self.claims.update(run_id=str(run_id), run_attempt=str(attempt), **claims)
+
+    def runner_job(self, name: str) -> RunnerJob:
+        """A new job on the runner: the shared workspace without earlier runs' folders,
+        its own RUNNER_TEMP, and the token endpoint's variables."""
+        shutil.rmtree(self.workspace / "hbench-runs", ignore_errors=True)
+        job = new_runner_job(self.folder / name, self.workspace)
+        return replace(job, env={**job.env, **self.tokens.environ()})
+
+    def mint(self, audience: str, **changes: Any) -> str:
+        return self.fake.oidc.mint(audience, **{**self.claims, **changes})
+
+
+@pytest.fixture(scope="module")
+def caller(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CallerGitHub]:
+    folder = tmp_path_factory.mktemp("caller")
+    workspace = folder / "work" / "octo-repo"
+    workspace.mkdir(parents=True)
+    keys = [rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(2)]
+    fake = FakeGitHub(keys[0], keys[1:], url="http://127.0.0.1:9")
+    alice = fake.add_user("alice")
+    org = fake.add_user("octo-org", type="Organization")
+    repo = fake.add_repo(org, "octo-repo")
+    installation = fake.install(org, [repo])
+    claims: dict[str, Any] = {
+        "repository": repo.full_name,
+        "repository_id": str(repo.id),
+        "repository_owner": org.login,
+        "repository_owner_id": str(org.id),
+        "sub": f"repo:{repo.full_name}:ref:refs/heads/main",
+        "workflow_ref": f"{repo.full_name}/.github/workflows/bench.yml@refs/heads/main",
+        "job_workflow_ref": WORKFLOW,
+        "job_workflow_sha": WORKFLOW_SHA,
+        "runner_environment": "github-hosted",
+    }
+    sock = loopback_socket()
+    with serve_fake_github(fake) as issuer_url:
+        settings = Settings(
+            mode="local",
+            state_dir=folder / "service-state",
+            public_url=url_of(sock),
+            oidc_issuer=issuer_url,
+            trusted_workflows=(f"{WORKFLOW}={WORKFLOW_SHA}",),
+            **NO_REGRADES,
+        )
+        app = create_app(settings)
+        database = Database(settings.effective_database_url)
+        try:
+            with serving_on(app, sock) as url:
+                with database.session() as db:
+                    event = InstallationEvent.model_validate(
+                        installation_payload(fake, installation, alice)
+                    )
+                    apply_installation(db, event, datetime.now(UTC))
+                    db.add(Account(login="alice", github_id=alice.id))
+                    db.commit()
+                    _, api_token = create_api_token(db, ensure_account(db, "alice"), "action test")
+                service = Service(url, api_token, database)
+                with token_endpoint(lambda audience: fake.oidc.mint(audience, **claims)) as tokens:
+                    yield CallerGitHub(fake, workspace, folder, service, tokens, claims)
+        finally:
+            database.dispose()
+
+
+def chown_tree(folder: Path, uid: int) -> None:
+    """Give a folder and everything in it to `uid`, as a runner of that user writes it."""
+    for path in (folder, *folder.rglob("*")):
+        os.chown(path, uid, uid, follow_symlinks=False)
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -11,14 +11,21 @@ line of the log, and collects the `::error` annotations. Like GitHub, it sets no
 
 Remote actions (`owner/repo@ref`) are out of reach offline; those named in `skip_remote`
 are recorded as skipped (setup-python, whose Python is the one already on PATH).
+
+A job can be cancelled as GitHub cancels one (its `timeout-minutes`, or a person): when
+`cancel_when()` turns true during a step, the step's processes get SIGINT, then SIGTERM
+7.5 s later, then SIGKILL 2.5 s after that, and the action stops there.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +34,10 @@ import yaml
 
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 COMMAND = re.compile(r"^::([a-z-]+)(?: ([^:]*))?::(.*)$")
-STEP_TIMEOUT = 300
+STEP_TIMEOUT = 600
+POLL_SECONDS = 0.2
+CANCEL_GRACE = ((signal.SIGINT, 7.5), (signal.SIGTERM, 2.5), (signal.SIGKILL, 30.0))
+"""How GitHub's runner stops a cancelled step: each signal, then how long it waits."""
 
 
 class UnsupportedError(Exception):
@@ -49,6 +59,9 @@ class Job:
     temp: Path
     env: dict[str, str]
     skip_remote: frozenset[str]
+    runner_environment: str = "github-hosted"
+    cancel_when: Callable[[], bool] | None = None
+    cancelled: bool = False
     masks: list[str] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
@@ -78,6 +91,10 @@ class Result:
     outputs: dict[str, str]
     succeeded: bool
     job: Job
+
+    @property
+    def cancelled(self) -> bool:
+        return self.job.cancelled
 
     @property
     def log(self) -> str:
@@ -147,6 +164,8 @@ class Context:
                 found = str(self.job.workspace)
             case ["runner", "temp"]:
                 found = str(self.job.temp)
+            case ["runner", "environment"]:
+                found = self.job.runner_environment
             case ["env", name]:
                 found = {**self.job.env, **self.job.job_env}.get(name, "")
             case _:
@@ -167,8 +186,10 @@ class ActionRunner:
         env: dict[str, str],
         *,
         skip_remote: frozenset[str] = frozenset({"actions/setup-python"}),
+        runner_environment: str = "github-hosted",
+        cancel_when: Callable[[], bool] | None = None,
     ) -> None:
-        self.job = Job(workspace, temp, dict(env), skip_remote)
+        self.job = Job(workspace, temp, dict(env), skip_remote, runner_environment, cancel_when)
 
     def run(self, action_dir: Path, inputs: dict[str, str]) -> Result:
         """Run the composite action in `action_dir` with `inputs` (by their YAML names)."""
@@ -239,22 +260,54 @@ class ActionRunner:
         script = context.render(step["run"])
         with tempfile.NamedTemporaryFile("w", suffix=".sh", dir=job.temp, delete=False) as f:
             f.write(script)
-        completed = subprocess.run(
-            ["bash", "--noprofile", "--norc", "-eo", "pipefail", f.name],
-            cwd=job.workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, check=False, timeout=STEP_TIMEOUT,
-        )  # fmt: skip
+        returncode, output = self._bash(f.name, env)
         Path(f.name).unlink()
         # One stream, in order: a mask applies only to the lines after it, as on GitHub.
-        for line in completed.stdout.splitlines():
+        for line in output.splitlines():
             self._line(line)
         job.job_env.update(read_file_command(files["env"]))
         job.path_entries += [p for p in files["path"].read_text().splitlines() if p.strip()]
         job.summary.append(files["summary"].read_text())
-        if completed.returncode != 0:
+        if job.cancelled:
+            job.log.append(f"step {step.get('name', step.get('id'))!r} was cancelled")
+            raise StepFailedError(returncode)
+        if returncode != 0:
             job.log.append(f"step {step.get('name', step.get('id'))!r} failed")
-            raise StepFailedError(completed.returncode)
+            raise StepFailedError(returncode)
         return read_file_command(files["output"])
+
+    def _bash(self, script: str, env: dict[str, str]) -> tuple[int, str]:
+        """Run the step's script in a process group of its own; its exit code and output."""
+        job = self.job
+        with subprocess.Popen(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", script],
+            cwd=job.workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, start_new_session=True,
+        ) as process:  # fmt: skip
+            deadline = time.monotonic() + STEP_TIMEOUT
+            while True:
+                try:
+                    output, _ = process.communicate(timeout=POLL_SECONDS)
+                    return process.returncode, output
+                except subprocess.TimeoutExpired:
+                    pass  # communicate keeps what it read so far
+                if time.monotonic() > deadline or (job.cancel_when and job.cancel_when()):
+                    job.cancelled = True
+                    return self._cancel(process)
+
+    def _cancel(self, process: subprocess.Popen[str]) -> tuple[int, str]:
+        for sent, wait in CANCEL_GRACE:
+            try:
+                os.killpg(process.pid, sent)
+            except ProcessLookupError:
+                break
+            try:
+                output, _ = process.communicate(timeout=wait)
+                return process.returncode, output
+            except subprocess.TimeoutExpired:
+                continue
+        output, _ = process.communicate()
+        return process.returncode, output
 
     def _line(self, line: str) -> None:
         job = self.job
