@@ -38,6 +38,8 @@ LINE_REACH = 4096
 """How far an allowlist that reads a match's line looks on either side of it."""
 _NAME_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _TOKEN_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+# google-re2 wraps its raw search (`_regexp.Match`) in a generator and a match object
+# each call; the checks search once per match, so they call the raw search directly.
 _UNANCHORED = re2._Anchor.UNANCHORED
 _ANCHOR_START = re2._Anchor.ANCHOR_START
 

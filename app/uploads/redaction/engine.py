@@ -7,7 +7,8 @@ and checked with RE2 in bounded windows, so no input costs more than linear time
 2. For each rule that matched, RE2 finds the match itself, with its groups, searching
    only from `REACH` bytes before the end Hyperscan reported to `2 REACH` bytes after.
    The next match of that rule is looked for by RE2 in the `NEAR` bytes after the last,
-   and past them by a Hyperscan scan of that rule alone. Each byte is scanned a bounded
+   and past them by a Hyperscan scan of that rule's own regex alone (step 1 may look for
+   a part of it only: `prefilter.py`). Each byte is scanned a bounded
    number of times per rule that matches, whatever the text: RE2's own `finditer` can
    be quadratic (a regex like `[ab]*c|a` rescans the rest of a run of `a` for each `a`);
    searches bounded like these can't.
@@ -176,7 +177,11 @@ class Engine:
             with self._lock:
                 database = self._hops.get(index)
                 if database is None:
-                    database = self._hops[index] = _hyperscan([self._patterns[index]], 0)
+                    # The rule's own regex, not its prefilter: a hop stops at the first
+                    # match, so the exact regex costs little even on a run of matches,
+                    # and reports no match that RE2 then has to search for in vain.
+                    exact = self.ruleset.rules[index].regex.encode()
+                    database = self._hops[index] = _hyperscan([exact], 0)
         return database
 
     def _next_end(self, index: int, text: bytes, pos: int) -> int | None:

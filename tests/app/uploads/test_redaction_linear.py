@@ -1,11 +1,11 @@
 """Redaction takes time linear in the text, for every rule, on inputs built against it.
 
-`app.uploads.redaction.adversarial` builds, for each rule, a text of a run of its
-prefix, the prefix followed by key characters, and near misses; and, for all rules,
+`app.uploads.redaction.adversarial` builds, for each rule, a run of its prefix, the
+prefix followed by key characters, and near misses; and, for all rules,
 BEGIN markers with no END, random base64, a run of `eyJ`, and texts dense with matches.
 Each is timed at n and 4n: linear time takes about 4 times as long, quadratic 16. The
 bound is 10 times, plus 30 milliseconds, and an input over it is timed again, best of
-three, twice, so a busy machine can't make it fail; the inputs slowest at 256 KiB are timed
+three, twice, so a busy machine can't make it fail; the inputs slowest at 128 KiB are timed
 again at 1 MiB and 4 MiB.
 """
 
@@ -20,7 +20,7 @@ from app.uploads.redaction.adversarial import Adversary, adversaries, dense
 from app.uploads.redaction.engine import default_engine
 
 KIB = 1024
-SMALL = 256 * KIB
+SMALL = 128 * KIB
 LARGE = 1024 * KIB
 RATIO = 10
 SLACK = 0.03
