@@ -18,7 +18,8 @@ from registry.datarepo.models import PublishedRun
 from registry.evidence import LEVELS, TEXTS, Level, RunEvidence
 
 SHORT_DIGEST = 12
-"""Hex digits of a task's digest a run page shows; the run's JSON has them all."""
+"""Hex digits of a task's sha256 a run page shows; the run's JSON has them all. A large
+site has 400,000 tasks' rows on its run pages: each is kept to its name and these."""
 
 
 def tooltip(level: Level) -> str:
@@ -68,7 +69,9 @@ def data_levels(levels: Iterable[Level]) -> str:
     return " ".join(levels)
 
 
-def _held_list(levels: Iterable[Level], list_id: str) -> str:
+@lru_cache(maxsize=64)
+def _held_list(levels: tuple[Level, ...], list_id: str) -> str:
+    """The levels held, each with what it proves and doesn't, as a definition list."""
     held = set(levels)
     items = "".join(
         f"<dt>{_PLAIN[level]}</dt><dd>Proves {escape(TEXTS[level].proves)}. "
@@ -186,19 +189,18 @@ def digests_html(digests: tuple[tuple[str, str], ...]) -> str:
         )
     rows = "".join(
         f'<tr><th scope="row">{escape(task)}</th>'
-        f'<td><code title="{escape(digest)}">{escape(_short(digest))}</code></td></tr>\n'
+        f"<td><code>{escape(_short(digest))}</code></td></tr>\n"
         for task, digest in sorted(digests)
     )
     return (
         f"<details><summary>Task digests ({len(digests)} task"
         f"{'s' if len(digests) != 1 else ''}, from the job's lock.json)</summary>\n"
         '<table id="digests-table">\n'
-        '<thead><tr><th scope="col">Task</th><th scope="col">Digest (sha256, short)</th>'
-        "</tr></thead>\n"
+        '<thead><tr><th scope="col">Task</th><th scope="col">sha256, its first '
+        f"{SHORT_DIGEST} hex digits (the run's JSON has them all)</th></tr></thead>\n"
         f"<tbody>\n{rows}</tbody>\n</table>\n</details>\n"
     )
 
 
 def _short(digest: str) -> str:
-    algorithm, _, value = digest.partition(":")
-    return f"{algorithm}:{value[:SHORT_DIGEST]}" if value else digest[:SHORT_DIGEST]
+    return digest.removeprefix("sha256:")[:SHORT_DIGEST]

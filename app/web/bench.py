@@ -3,8 +3,10 @@ delete; and abandon issued runs not uploaded yet.
 
 Every change is a form that asks first: Publish shows "Make it public?" (and asks which
 board when the job fits several), Withdraw asks "Withdraw for good?", Delete wants the
-job's name typed, Abandon asks "Abandon this run?". Uploading needs a script in the page,
-which packs a dropped folder and sends the archive to `POST /bench/upload`.
+job's name typed, Abandon asks "Abandon this run?". A job whose regrade is still running,
+or gave other rewards, is offered no Publish: its page says why (`app.web.evidence`).
+Uploading needs a script in the page, which packs a dropped folder and sends the archive
+to `POST /bench/upload`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The built site in a real browser (Debian's headless Chromium): every page renders without
-console errors, no link is broken, tables sort and filter, and every page type passes basic
-accessibility checks (landmarks, labels, names of images, contrast). Screenshots of each
-page type go to `test-artifacts/screenshots/`.
+console errors, no link is broken, tables sort and filter (by text, and a board's by
+evidence, the two together), and every page type passes basic accessibility checks
+(landmarks, labels, names of images, contrast). Screenshots of each page type go to
+`test-artifacts/screenshots/`.
 
 `pytest -m browser` selects these; one browser and one HTTP server serve the whole module.
 """
