@@ -63,7 +63,11 @@ def run_first_step(tmp_path: Path, environ: dict[str, str]) -> tuple[int, str, d
 
 
 def test_the_first_step_runs_the_module_as_it_is() -> None:
-    assert step("source")["run"] == f"python3 -I - <<'PY'\n{MODULE.read_text()}PY\n"
+    embedded = f"python3 -I - <<'PY'\n{MODULE.read_text()}PY\n"
+    assert step("source")["run"] == embedded, (
+        f"the step `source` of {WORKFLOW_FILE.name} must run {MODULE.name} as it is: paste the "
+        "module, indented, between its `<<'PY'` and `PY` lines"
+    )
     # Before any checkout, with the runner's own Python: the standard library alone.
     text = MODULE.read_text().splitlines()
     imported = {
