@@ -13,12 +13,14 @@ Remote actions (`owner/repo@ref`) are out of reach offline; those named in `skip
 are recorded as skipped (setup-python, whose Python is the one already on PATH).
 
 A job can be cancelled as GitHub cancels one (its `timeout-minutes`, or a person): when
-`cancel_when()` turns true during a step, the step's processes get SIGINT, then SIGTERM
-7.5 s later, then SIGKILL 2.5 s after that, and the action stops there.
+`cancel_when()` turns true during a step, the step's own process gets SIGINT, then SIGTERM
+7.5 s later, and 2.5 s after that every process of the step gets SIGKILL (actions/runner's
+`ProcessInvoker.CancelAndKillProcessTree`); the action stops there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
@@ -36,8 +38,9 @@ EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 COMMAND = re.compile(r"^::([a-z-]+)(?: ([^:]*))?::(.*)$")
 STEP_TIMEOUT = 600
 POLL_SECONDS = 0.2
-CANCEL_GRACE = ((signal.SIGINT, 7.5), (signal.SIGTERM, 2.5), (signal.SIGKILL, 30.0))
-"""How GitHub's runner stops a cancelled step: each signal, then how long it waits."""
+CANCEL_GRACE = ((signal.SIGINT, 7.5), (signal.SIGTERM, 2.5))
+"""How GitHub's runner stops a cancelled step: each signal to its process, then how long it
+waits before the next; then it kills the whole process tree."""
 
 
 class UnsupportedError(Exception):
@@ -297,17 +300,21 @@ class ActionRunner:
 
     def _cancel(self, process: subprocess.Popen[str]) -> tuple[int, str]:
         for sent, wait in CANCEL_GRACE:
-            try:
-                os.killpg(process.pid, sent)
-            except ProcessLookupError:
-                break
+            process.send_signal(sent)
             try:
                 output, _ = process.communicate(timeout=wait)
-                return process.returncode, output
             except subprocess.TimeoutExpired:
                 continue
+            self._kill_tree(process)  # what the step left behind, as the runner does
+            return process.returncode, output
+        self._kill_tree(process)
         output, _ = process.communicate()
         return process.returncode, output
+
+    @staticmethod
+    def _kill_tree(process: subprocess.Popen[str]) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
 
     def _line(self, line: str) -> None:
         job = self.job
