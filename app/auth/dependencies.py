@@ -110,8 +110,39 @@ def current_caller(
     if settings.mode == "local" and is_local_request(
         client, request.url.hostname, request.headers.get("origin")
     ):
+        refuse_other_pages(request)
         return Caller(local_account(session, settings), "local")
     raise HbenchError("auth-required", sign_in_hint(settings))
+
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+API_PREFIXES = ("/api/", "/v1/")
+
+
+def refuse_other_pages(request: Request) -> None:
+    """Refuse a web page's request to the JSON API that would change something as the local
+    user: a page of another port or site on this machine is on the loopback too.
+
+    A program on this machine (hbench, curl) sends neither `Origin` nor `Sec-Fetch-Site`
+    and is the local user, as it runs as them. A browser sends one or both; the service's
+    own pages change things through their forms, which check the origin and the form's token
+    themselves (`app.web.csrf`), never through the API with the local session, so a
+    browser's API request that changes something is refused whatever its origin. An API
+    token (`authorization: Bearer hpg_…`) is never added by a browser by itself, and works
+    from anywhere.
+    """
+    if request.method in SAFE_METHODS or not request.url.path.startswith(API_PREFIXES):
+        return
+    origin, site = request.headers.get("origin"), request.headers.get("sec-fetch-site")
+    if origin is None and site is None:
+        return
+    sender = f"Origin {origin}" if origin is not None else f"Sec-Fetch-Site {site}"
+    raise HbenchError(
+        "csrf-refused",
+        f"a web page ({sender}) may not change anything through the API as this machine's "
+        "local user; use the service's own pages, or send an API token "
+        "(authorization: Bearer hpg_…)",
+    )
 
 
 def local_account(session: SessionDep, settings: Settings) -> Account:

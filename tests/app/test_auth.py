@@ -80,6 +80,38 @@ def test_a_web_page_on_this_machine_gets_no_local_session(client: TestClient) ->
     assert answer.json()["code"] == "auth-required"
 
 
+DEMO_RUN = {"arena": "hbench-demo", "declarative": {"agent": "oracle"}}
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        {"origin": "http://localhost:5555"},  # another port on this machine
+        {"origin": "http://127.0.0.1:8000"},  # even the service's own origin: pages use forms
+        {"sec-fetch-site": "same-site"},
+        {"sec-fetch-site": "cross-site"},
+    ],
+)
+def test_a_web_page_may_not_change_anything_through_the_api_as_the_local_user(
+    client: TestClient, db: Session, page: dict[str, str]
+) -> None:
+    refused = client.post("/api/local-runs", json=DEMO_RUN, headers=page)
+    assert (refused.status_code, refused.json()["code"]) == (403, "csrf-refused")
+    assert "send an API token" in refused.json()["detail"]
+    assert db.scalar(text("SELECT count(*) FROM issued_runs")) == 0
+    # Reading is no change: a page can't read another origin's answer anyway.
+    assert client.get("/api/local-runs", headers=page).status_code == 200
+
+
+def test_a_program_on_this_machine_and_an_api_token_still_change_things(
+    client: TestClient, make_token: TokenFactory
+) -> None:
+    assert client.post("/api/local-runs", json=DEMO_RUN).status_code == 201
+    token = make_token("alice")
+    headers = {**bearer(token), "origin": "http://localhost:5555"}
+    assert client.post("/api/local-runs", json=DEMO_RUN, headers=headers).status_code == 201
+
+
 def test_github_mode_has_no_local_session(settings: Settings) -> None:
     with TestClient(create_app(github_settings(settings)), **LOCAL) as client:
         answer = client.get("/api/me")
