@@ -90,6 +90,7 @@ class RedactingStream:
         self._path = path
         self._context = b""
         self._pending = bytearray()
+        self._starts: dict[int, int] = {}
 
     def feed(self, data: bytes) -> bytes:
         """Take more bytes; return the redacted bytes that are now final (maybe none)."""
@@ -106,8 +107,10 @@ class RedactingStream:
         window = self._context + self._pending
         base = len(self._context)
         limit = len(window) if final else len(window) - OVERLAP
-        found = default_engine().find(window, skip_before=base, path=self._path)
-        spans: list[Finding] = [f for f in found if f.start < limit]
+        scan = default_engine().scan(
+            window, skip_before=base, path=self._path, limit=limit, starts=self._starts
+        )
+        spans: list[Finding] = [f for f in scan.findings if f.start < limit]
         boundary = max([limit, *(f.end for f in spans)])
         parts: list[bytes] = []
         pos = base
@@ -117,8 +120,11 @@ class RedactingStream:
         parts.append(window[pos:boundary])
         self.count += len(spans)
         self.rules.update(f.rule for f in spans)
-        self._context = window[max(0, boundary - CONTEXT) : boundary]
+        shift = max(0, boundary - CONTEXT)
+        self._context = window[shift:boundary]
         self._pending = bytearray(window[boundary:])
+        # Each rule goes on where it would in one search of the whole text.
+        self._starts = {rule: pos - shift for rule, pos in scan.resume.items() if pos > shift}
         return b"".join(parts)
 
 

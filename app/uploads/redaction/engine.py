@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import cast
@@ -33,11 +33,15 @@ from typing import cast
 import hyperscan
 
 from .checks import CompiledAllowlist, CompiledRule, Spans
-from .prefilter import hyperscan_pattern
+from .prefilter import hop_pattern, hyperscan_pattern
 from .rules import RuleSet, RuleSetError, default_ruleset
 
 REACH = 20 * 1024
 """The longest match found whole (a private key of 16 KiB fits, with its markers)."""
+HOP = 4096
+"""The first slice a hop scans for a rule's next match; each next one is twice as long."""
+BACK = 256
+"""How far back from the end Hyperscan reported RE2 looks first for the match's start."""
 NEAR = 256
 """Where RE2 looks for a rule's next match itself before asking Hyperscan: keys often
 come in runs (an env dump, a list of tokens), and a short search costs less than a hop."""
@@ -54,6 +58,16 @@ class Finding:
     rule: str
     start: int
     end: int
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What a window holds: its secrets, and where each rule's search goes on."""
+
+    findings: list[Finding]
+    resume: dict[int, int]
+    """Rule index -> where its search goes on after its last match that starts before
+    the window's limit (`Engine.scan`)."""
 
 
 def _hyperscan(patterns: Sequence[bytes], flags: int) -> hyperscan.Database:
@@ -123,15 +137,39 @@ class Engine:
         """The secrets in `text` starting at `skip_before` or later, in order; where two
         overlap they are joined, named by the one that starts first (or, at one start,
         by the rule listed first)."""
+        return self.scan(text, skip_before=skip_before, path=path).findings
+
+    def scan(
+        self,
+        text: bytes,
+        *,
+        skip_before: int = 0,
+        path: str | None = None,
+        limit: int | None = None,
+        starts: Mapping[int, int] | None = None,
+    ) -> Scan:
+        """As `find`, for one window of a longer text: each rule's search begins where
+        `starts` says (where it went on after its last match in the window before), and
+        the answer says where each goes on after its last match that starts before
+        `limit`. So the windows find what one search of the whole text would, even where
+        one rule's matches are chained (`A=1 A=2 …`, each beginning where one ended)."""
+        limit = len(text) if limit is None else limit
         found: list[tuple[int, int, int]] = []
+        resume: dict[int, int] = {}
         for index, first_end in sorted(self._first_ends(text).items()):
             rule = self.rules[index]
             if not rule.applies_to(path):
                 continue
-            for span in self._secrets(index, text, first_end):
+            marks: dict[int, int] = {}
+            start = (starts or {}).get(index, 0)
+            for span in self._secrets(
+                index, text, first_end, start=start, limit=limit, marks=marks
+            ):
                 if span[0] >= skip_before and span[1] > span[0]:
                     found.append((span[0], index, span[1]))
-        return self._joined(found)
+            if index in marks:
+                resume[index] = marks[index]
+        return Scan(self._joined(found), resume)
 
     def _joined(self, found: list[tuple[int, int, int]]) -> list[Finding]:
         """Where a fallback's secret overlaps a specific rule's, the specific one knows its
@@ -180,42 +218,71 @@ class Engine:
                     # The rule's own regex, not its prefilter: a hop stops at the first
                     # match, so the exact regex costs little even on a run of matches,
                     # and reports no match that RE2 then has to search for in vain.
-                    exact = self.ruleset.rules[index].regex.encode()
+                    exact = hop_pattern(self.ruleset.rules[index]).encode()
                     database = self._hops[index] = _hyperscan([exact], 0)
         return database
 
     def _next_end(self, index: int, text: bytes, pos: int) -> int | None:
+        """Where the rule's next match after `pos` ends, by its own Hyperscan database.
+
+        Hyperscan may scan to the end of what it is given before it reports a match,
+        whatever the callback answers, so a hop scans a slice from `pos`, twice as long
+        each time it finds nothing: a hop costs about twice the way to the next match,
+        not the rest of the text (which, hop after hop, would be quadratic)."""
         database = self._hop(index)
+        scratch = self._scratch(database)
+        view = memoryview(text)  # slices of a view are not copies
         ends: list[int] = []
 
         def on_match(_index: int, _from: int, end: int, _flags: int, _context: object) -> bool:
             ends.append(end)
-            return True  # the first end is all a hop needs: stop there
+            return first + end > pos  # the first end past `pos` is all a hop needs
 
-        with contextlib.suppress(hyperscan.ScanTerminated):
-            database.scan(
-                # A view, not a copy: hops may be many. Hyperscan reads any buffer; its
-                # stubs name only str and bytes.
-                cast(bytes, memoryview(text)[pos:]),
-                match_event_handler=on_match,
-                scratch=self._scratch(database),
-            )
-        return pos + ends[0] if ends else None
+        # From the byte before `pos`, so that `\b` and a line's start read as in the text.
+        first = max(0, pos - 1)
+        step = HOP
+        while True:
+            stop = min(len(text), pos + step)
+            with contextlib.suppress(hyperscan.ScanTerminated):
+                # Hyperscan reads any buffer; its stubs name only str and bytes.
+                database.scan(
+                    cast(bytes, view[first:stop]), match_event_handler=on_match, scratch=scratch
+                )
+            found = [first + end for end in ends if first + end > pos]
+            if found:
+                return found[0]
+            if stop == len(text):
+                return None
+            ends.clear()
+            step *= 2
 
     # --- RE2: step 2, in bounded windows ----------------------------------------------------
 
-    def _secrets(self, index: int, text: bytes, first_end: int) -> Iterator[tuple[int, int]]:
-        """The rule's secrets in `text`, from its first match, which ends at `first_end`."""
+    def _secrets(
+        self,
+        index: int,
+        text: bytes,
+        first_end: int,
+        *,
+        start: int,
+        limit: int,
+        marks: dict[int, int],
+    ) -> Iterator[tuple[int, int]]:
+        """The rule's secrets in `text` from `start`, its first match anywhere ending at
+        `first_end`; `marks[index]` is left where the search goes on after the last match
+        kept, or secret, or stretch found empty, that starts before `limit`."""
         rule = self.rules[index]
         verdicts: dict[tuple[int, bytes], tuple[int, int] | None] = {}
         size = len(text)
-        pos = 0
-        end: int | None = first_end
+        pos = start
+        end = first_end if first_end > pos else self._next_end(index, text, pos)
         while end is not None:
-            spans = rule.search(text, max(pos, end - REACH), min(size, end + 2 * REACH))
+            spans = self._around(rule, text, pos, end)
             if spans is None:
                 # Hyperscan's wider syntax, or a prefilter's match: no match of REACH bytes
                 # or fewer starts before end + REACH, and the search cost at most 3 REACH.
+                if pos < limit:
+                    marks[index] = min(size, end + REACH)
                 pos = min(size, end + REACH)
             while spans is not None:
                 if len(verdicts) > _VERDICTS:
@@ -224,8 +291,29 @@ class Engine:
                 if secret is not None:
                     yield secret
                 pos = max(rule.resume(spans, kept=secret is None), pos + 1)
+                # A secret from `limit` on is the next window's to find and redact, so the
+                # search must go on from before it there.
+                if (spans[0][0] if secret is None else secret[0]) < limit:
+                    marks[index] = pos
                 spans = self._near(rule, text, pos)
             end = self._next_end(index, text, pos) if pos < size else None
+
+    @staticmethod
+    def _around(rule: CompiledRule, text: bytes, pos: int, end: int) -> Spans | None:
+        """The rule's match around the end Hyperscan reported. RE2 looks back BACK bytes
+        first (most matches are short, and RE2 scans these rules at tens of MiB/s), then
+        four times as far each time what it finds may not be that match, up to REACH."""
+        size = len(text)
+        floor = max(pos, end - REACH)
+        back = BACK
+        while True:
+            start = max(floor, end - back)
+            spans = rule.search(text, start, min(size, end + 2 * REACH))
+            # Found whole if it begins inside the window and before `end`: one that
+            # begins at `end` or later is another, and the reported one began earlier.
+            if start == floor or (spans is not None and start < spans[0][0] < end):
+                return spans
+            back *= 4
 
     @staticmethod
     def _near(rule: CompiledRule, text: bytes, pos: int) -> Spans | None:

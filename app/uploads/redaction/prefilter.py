@@ -95,3 +95,11 @@ def hyperscan_pattern(rule: Rule) -> str:
     flags = "(?i)" if before.startswith("(?i)") else ""
     boundary = "\\b" if "\\b" in before else ""
     return flags + boundary + literal + _class_after(rest)
+
+
+def hop_pattern(rule: Rule) -> str:
+    """The regex a hop (the search for a rule's next match) scans with: the rule's own,
+    less a start of text (`(?:^|\\n)` becomes `(?:\\n)`). A hop scans a slice that starts
+    one byte before where the last match ended, never at the text's start, and to
+    Hyperscan every slice's first byte is one."""
+    return rule.regex.replace("(?:^|", "(?:")
