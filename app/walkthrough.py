@@ -107,19 +107,22 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes]) -> None:
         sys.exit("walkthrough stopped: the service did not answer in time")
 
 
+EXPECTED_EVIDENCE = ["self-reported", "regraded", "issued"]
+"""What the demo run proves: the service issued it, and regraded its outputs."""
+
+
 def board_shows_entry(page: str) -> bool:
-    """Whether the served board page lists the demo entry (the oracle's, `oracle-<6 hex>`),
-    waiting for the service's rebuild after its writer's commit."""
+    """Whether the served board page lists the demo entry (the oracle's, `oracle-<6 hex>`)
+    with its evidence labels, issued and regraded, waiting for the service's rebuild after
+    its writer's commit."""
+    wanted = ["oracle-", *(f"evidence-{level}" for level in EXPECTED_EVIDENCE)]
     deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         answer = httpx.get(page, timeout=10)
-        if answer.status_code == 200 and "oracle-" in answer.text:
+        if answer.status_code == 200 and all(text in answer.text for text in wanted):
             return True
         time.sleep(0.5)
     return False
-
-
-EXPECTED_EVIDENCE = ["self-reported", "regraded", "issued"]
 
 
 def check_evidence(rows_file: Path) -> None:
@@ -229,7 +232,7 @@ def check_served_pages(url: str, site: Path, job_id: str) -> None:
           f"GET {board_page}")  # fmt: skip
     if not board_shows_entry(board_page):
         sys.exit("walkthrough stopped: the served board page does not show the demo job")
-    print("the served board page lists the demo entry")
+    print("the served board page lists the demo entry, labelled issued and regraded")
     show_entry_and_run(site, url)
     bench_page = f"{url}/bench"
     print(f"\n== Your bench, the web page (the local user is signed in from this machine)"
