@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from typing import Annotated
 
 import typer
@@ -56,8 +57,16 @@ def serve(
     )
     # Migrate before the worker starts, so the two processes never migrate at once.
     migrated_database(settings).dispose()
+    # uvicorn ends by raising the signal that stopped it again, under the handler it found:
+    # this one, so the worker is stopped too (the default handler would end the process
+    # before the block below could stop it).
+    signal.signal(signal.SIGTERM, _stop)
     with embedded_worker(settings):
         uvicorn.run(create_app(settings), host=host, port=port)
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _check_login(value: str) -> str:

@@ -9,6 +9,7 @@ whatever is queued and exits, for scripts and tests.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -40,10 +41,23 @@ def work(
         bool, typer.Option("--once", help="Regrade what is queued now, then exit.")
     ] = False,
     state_dir: StateDir = None,
+    with_parent: Annotated[
+        bool,
+        typer.Option(
+            "--with-parent",
+            hidden=True,
+            help="Stop when the process that started this one ends (hbench-app serve's own).",
+        ),
+    ] = False,
 ) -> None:
     """Claim queued regrades one at a time, run the tasks' verifiers again on each job's
     recorded outputs in the sandbox, and record what they found."""
     settings = settings_for(state_dir)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    if with_parent:
+        watch_parent(stop)
     resources = open_resources(settings)
     worker = RegradeWorker(settings, resources.database, resources.blobs)
     try:
@@ -51,12 +65,22 @@ def work(
             done = worker.drain()
             typer.echo(f"Regraded {done} job{'s' if done != 1 else ''}.", err=True)
             return
-        stop = threading.Event()
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: stop.set())
         worker.run_forever(stop)
     finally:
         resources.close()
+
+
+def watch_parent(stop: threading.Event, interval: float = 1.0) -> None:
+    """Set `stop` once the parent process is gone (this process is then adopted by another),
+    so a worker `hbench-app serve` started never outlives it, however the service ended."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while not stop.wait(interval):
+            if os.getppid() != parent:
+                stop.set()
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 @contextmanager
@@ -66,7 +90,10 @@ def embedded_worker(settings: Settings) -> Iterator[subprocess.Popen[bytes] | No
     if not settings.regrade_enabled or settings.regrade_worker != "embedded":
         yield None
         return
-    argv = [sys.executable, "-m", "app.regrade", "work", "--state-dir", str(settings.state_dir)]
+    argv = [
+        sys.executable, "-m", "app.regrade", "work", "--with-parent",
+        "--state-dir", str(settings.state_dir),
+    ]  # fmt: skip
     process = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
     try:
         yield process
