@@ -6,12 +6,13 @@ import signal
 from typing import Annotated
 
 import typer
-import uvicorn
 
 from app.auth.service import create_api_token, ensure_account
 from app.cli_state import StateDir, settings_for
 from app.datarepo.cli import data_repo
 from app.db.migrate import current_revision, head_revision
+from app.http.server import run as run_server
+from app.http.server import server_config
 from app.main import create_app, migrated_database
 from app.publish.cli import maintenance
 from app.regrade.cli import embedded_worker, regrade
@@ -47,7 +48,8 @@ def serve(
     worker as a process of its own (unless HBENCH_REGRADE_WORKER=separate).
 
     On first start this creates the state directory, its SQLite database and its blob
-    folder; every start brings the database up to the newest schema.
+    folder; every start brings the database up to the newest schema. Behind a proxy, set
+    HBENCH_TRUSTED_PROXIES to its address, or no forwarded client address is believed.
     """
     settings = settings_for(state_dir)
     typer.echo(
@@ -62,7 +64,7 @@ def serve(
     # before the block below could stop it).
     signal.signal(signal.SIGTERM, _stop)
     with embedded_worker(settings):
-        uvicorn.run(create_app(settings), host=host, port=port)
+        run_server(server_config(create_app(settings), settings, host=host, port=port))
 
 
 def _stop(signum: int, frame: object) -> None:

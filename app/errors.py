@@ -56,6 +56,10 @@ STATUS_BY_CODE: dict[str, int] = {
     "method-not-allowed": 405,
     "internal-error": 500,
     "service-unavailable": 503,
+    # Request bodies (app/http/bodies.py): too large, nested too deep, sent too slowly.
+    "request-body-too-large": 413,
+    "request-json-too-deep": 400,
+    "request-body-too-slow": 408,
     # Issuing runs: a board's limits are rate limits; abandoning needs a waiting run.
     "run-limit-daily": 429,
     "run-limit-waiting": 429,

@@ -23,6 +23,8 @@ from app.errors import install_error_handlers
 from app.github import oauth as github_oauth
 from app.github import webhooks as github_webhooks
 from app.github.tokens import InstallationTokens
+from app.http.bodies import BodyGuard
+from app.http.forwarded import ForwardedFor
 from app.publish import routes as publish_routes
 from app.reports import routes as reports_routes
 from app.runs import routes as runs_routes
@@ -55,7 +57,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.dependency_overrides[get_settings] = lambda: settings
     install_error_handlers(app)
     served = app_settings(app)
+    # Middlewares run outermost last-added: the client's address is settled first, and
+    # the body guard's refusals carry the security headers too.
+    app.add_middleware(BodyGuard)
     install_security_headers(app, hsts=served.mode == "github" and is_https(served.public_url))
+    app.add_middleware(ForwardedFor)
     mount_site(app, served.site_dir)
     app.include_router(health.router)
     app.include_router(auth_routes.router)

@@ -7,6 +7,7 @@ explained in `docs/settings.md` (held to this class by `tests/app/test_settings.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from datetime import timedelta
 from functools import cache
@@ -63,7 +64,8 @@ class Settings(BaseSettings):
     github_client_id: str | None = None
     github_client_secret: SecretStr | None = None
     data_repository: str | None = Field(default=None, pattern=REPOSITORY_PATTERN)
-    maintainers: Annotated[tuple[str, ...], NoDecode] = ()
+    # GitHub account ids, never logins: a login can be renamed, and then taken by another.
+    maintainers: Annotated[tuple[int, ...], NoDecode] = ()
     public_url: str | None = None
     session_secret: SecretStr | None = None
     session_lifetime: timedelta = Field(default=timedelta(days=7), gt=timedelta(0))
@@ -82,6 +84,12 @@ class Settings(BaseSettings):
     reports_per_hour: int = Field(default=5, ge=1)
     runs_per_ip_per_day: int = Field(default=30, ge=1)
     runs_per_user_per_day: int = Field(default=200, ge=1)
+    # Request bodies (app/http/bodies.py): how slowly one may arrive; and the proxies whose
+    # forwarded client addresses are believed (app/http/forwarded.py).
+    body_grace_period: timedelta = Field(default=timedelta(seconds=10), gt=timedelta(0))
+    body_min_rate: int = Field(default=4 * 1024, ge=1)
+    body_deadline_rate: int = Field(default=64 * 1024, ge=1)
+    trusted_proxies: Annotated[tuple[str, ...], NoDecode] = ()
 
     data_repository_url: str | None = None
     writer_enabled: bool = True
@@ -102,19 +110,39 @@ class Settings(BaseSettings):
 
     @field_validator("maintainers", mode="before")
     @classmethod
-    def _split_logins(cls, value: object) -> object:
-        # `HBENCH_MAINTAINERS=alice, bob` reads better in an env file than a JSON list.
+    def _split_account_ids(cls, value: object) -> object:
+        # `HBENCH_MAINTAINERS=583231, 9919` reads better in an env file than a JSON list.
         if isinstance(value, str):
-            return tuple(login.strip() for login in value.split(",") if login.strip())
+            value = tuple(item.strip() for item in value.split(",") if item.strip())
+        if isinstance(value, tuple | list):
+            bad = [str(item) for item in value if not is_account_id(item)]
+            if bad:
+                raise ValueError(
+                    f"not GitHub account ids: {', '.join(bad)}; name each maintainer by the "
+                    "number GitHub gave their account, never by login (a login can be "
+                    "renamed and taken by someone else): the `id` of "
+                    "https://api.github.com/users/<login>"
+                )
+            return tuple(int(item) for item in value)
         return value
 
-    @field_validator("maintainers")
+    @field_validator("trusted_proxies", mode="before")
     @classmethod
-    def _check_logins(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        bad = [login for login in value if not is_login(login)]
-        if bad:
-            raise ValueError(f"not GitHub logins: {', '.join(bad)}")
+    def _split_proxies(cls, value: object) -> object:
+        if isinstance(value, str):
+            return tuple(item.strip() for item in value.split(",") if item.strip())
         return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _check_proxies(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [item for item in value if proxy_network(item) is None]
+        if bad:
+            raise ValueError(
+                f"not IP addresses or networks: {', '.join(bad)}; name each proxy by its "
+                "address (10.0.0.5) or its network (10.0.0.0/24), never a host name or *"
+            )
+        return tuple(str(proxy_network(item)) for item in value)
 
     @field_validator(
         "run_token_lifetime",
@@ -124,6 +152,7 @@ class Settings(BaseSettings):
         "writer_poll_interval",
         "regrade_timeout",
         "regrade_poll_interval",
+        "body_grace_period",
         mode="before",
     )
     @classmethod
@@ -248,9 +277,10 @@ class Settings(BaseSettings):
         """`database_url`, or the SQLite file in the state directory."""
         return self.database_url or f"sqlite+pysqlite:///{self.sqlite_path.resolve()}"
 
-    def is_maintainer(self, login: str) -> bool:
-        """Whether a GitHub login is one of the maintainers (logins ignore case)."""
-        return login.lower() in {name.lower() for name in self.maintainers}
+    def is_maintainer(self, github_id: int | None) -> bool:
+        """Whether a GitHub account, by its id, is one of the maintainers. (An account that
+        never signed in with GitHub has no id, and is none.)"""
+        return github_id is not None and github_id in self.maintainers
 
 
 GITHUB_REQUIRED: tuple[tuple[str, str], ...] = (
@@ -300,6 +330,23 @@ def github_mode_problems(settings: Settings) -> list[Problem]:
 def is_login(name: str) -> bool:
     """Whether a name is a valid GitHub login."""
     return len(name) <= LOGIN_MAX_LENGTH and re.fullmatch(LOGIN_PATTERN, name) is not None
+
+
+def is_account_id(value: object) -> bool:
+    """Whether a value is a GitHub account id: a positive whole number."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return value > 0
+    return isinstance(value, str) and value.isdigit() and int(value) > 0
+
+
+def proxy_network(value: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    """A proxy's address or network as a network (an address is a network of one)."""
+    try:
+        return ipaddress.ip_network(value.strip(), strict=False)
+    except ValueError:
+        return None
 
 
 def is_placeholder(secret: str) -> bool:

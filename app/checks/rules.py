@@ -332,7 +332,7 @@ def spec_matches(evidence: Evidence) -> Outcome:
         return skipped("not an issued run: uploaded with an API token")
     if job is None:
         return skipped("the job can't be read")
-    differences = spec_differences(issued.spec, job.config)
+    differences = spec_differences(issued.spec, job.config, digest=issued.spec_digest)
     if not differences:
         return passed("config.json equals the issued spec, jobs_dir and max_retries aside")
     fix = (

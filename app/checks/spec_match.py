@@ -6,6 +6,12 @@ equals its default, and `n_attempts: 1` in the spec equals no `n_attempts` in th
 Keys Harbor does not know are ignored on both sides, as Harbor ignores them. Only
 `jobs_dir` and `retry.max_retries` may differ: they are the two flags `hbench run` takes
 besides the spec (../shared/spec/hbench-issue-a-run.txt).
+
+The service stores an issued spec with its key-like values replaced by `[REDACTED]`, so
+no key an agent option carries stays in its database (`app.runs.service.issue_run`), and
+keeps the digest of the spec as issued. A stored spec is compared as issued: each value
+redaction touched is taken from the job's config, and the spec so restored must hash to
+that digest, which only the values issued do (`spec_differences`).
 """
 
 from __future__ import annotations
@@ -16,7 +22,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.uploads.redact import redact_text
+from app.uploads.redact import REDACTED, redact_text
+from hbench.digest import spec_digest
 from hbench.jobs.config import JobConfig
 
 MAY_DIFFER = frozenset({"jobs_dir", "retry.max_retries"})
@@ -37,13 +44,40 @@ class Difference:
     """Dotted, with list indexes: `agents[0].kwargs.temperature`."""
     issued: Any
     ran: Any
+    redacted: bool = False
+    """The issued value is one the service keeps redacted: neither side may be shown."""
 
     def describe(self) -> str:
+        if self.redacted:
+            return (
+                f"{self.field} is not the key-like value the run was issued with (the "
+                "service keeps that value redacted, so neither is shown)"
+            )
         return f"{self.field} is {shown(self.ran)} in the job, {shown(self.issued)} in the spec"
 
 
-def spec_differences(spec: Mapping[str, Any], config: JobConfig) -> list[Difference]:
-    """Every field of `config` that differs from `spec`, in field order; empty when equal."""
+def spec_differences(
+    spec: Mapping[str, Any], config: JobConfig, *, digest: str | None = None
+) -> list[Difference]:
+    """Every field of `config` that differs from `spec`, in field order; empty when equal.
+
+    With `digest`, the digest of the spec as issued, a spec stored redacted is compared as
+    issued: its redacted values are taken from the job (`restored`), and when the whole
+    then fails to hash to `digest` while every other field agrees, a redacted value is what
+    differs, and each counts as a difference that shows neither side."""
+    hidden = redacted_paths(spec)
+    if digest is None or not hidden:
+        return _differences(spec, config)
+    candidate = restored(spec, config)
+    if candidate is None:
+        return _differences(spec, config)
+    differences = _differences(candidate, config)
+    if differences or spec_digest(candidate) == digest:
+        return differences
+    return [Difference(field, REDACTED, REDACTED, redacted=True) for field in hidden]
+
+
+def _differences(spec: Mapping[str, Any], config: JobConfig) -> list[Difference]:
     try:
         issued = JobConfig.model_validate(dict(spec))
     except ValidationError as error:
@@ -72,6 +106,45 @@ def _compare(issued: Any, ran: Any, field: str, out: list[Difference]) -> None:
             _compare(left, right, f"{field}[{index}]", out)
     elif issued != ran:
         out.append(Difference(field, issued, ran))
+
+
+def redacted_paths(spec: Any, field: str = "") -> list[str]:
+    """The fields of a stored spec whose value redaction replaced, in order."""
+    if isinstance(spec, str):
+        return [field] if REDACTED in spec else []
+    if isinstance(spec, Mapping):
+        return [
+            path
+            for key, value in spec.items()
+            for path in redacted_paths(value, f"{field}.{key}" if field else str(key))
+        ]
+    if isinstance(spec, list):
+        return [p for i, value in enumerate(spec) for p in redacted_paths(value, f"{field}[{i}]")]
+    return []
+
+
+def restored(spec: Mapping[str, Any], config: JobConfig) -> dict[str, Any] | None:
+    """A stored spec with each string redaction touched replaced by the job's value at the
+    same place; None when the job has no string there."""
+    value = _restore(dict(spec), plain(config))
+    return None if value is ABSENT else dict(value)
+
+
+def _restore(stored: Any, ran: Any) -> Any:
+    if isinstance(stored, str) and REDACTED in stored:
+        return ran if isinstance(ran, str) else ABSENT
+    if isinstance(stored, dict):
+        mapping = ran if isinstance(ran, dict) else {}
+        items = {key: _restore(value, mapping.get(key, ABSENT)) for key, value in stored.items()}
+        return ABSENT if any(item is ABSENT for item in items.values()) else items
+    if isinstance(stored, list):
+        sequence = ran if isinstance(ran, list) else []
+        parts = [
+            _restore(value, sequence[i] if i < len(sequence) else ABSENT)
+            for i, value in enumerate(stored)
+        ]
+        return ABSENT if any(part is ABSENT for part in parts) else parts
+    return stored
 
 
 def shown(value: Any) -> str:

@@ -63,8 +63,12 @@ class GitHubPort(Protocol):
         """The App's installation on a repository, or None where it is not installed."""
         ...
 
-    async def collaborator_permission(self, repo: Repo, login: str) -> Permission:
-        """A person's base permission on a repository (`none` for strangers)."""
+    async def collaborator_permission(
+        self, repo: Repo, login: str, user_id: int | None = None
+    ) -> Permission:
+        """A person's base permission on a repository (`none` for strangers). With
+        `user_id`, `none` unless GitHub answers for that account: the login may have been
+        renamed and taken by someone else since the caller read it."""
         ...
 
     async def create_comment(self, repo: Repo, issue_number: int, body: str) -> Comment:
@@ -206,7 +210,9 @@ class GitHubKitClient:
             self._clients[installation_id] = client
         return client
 
-    async def collaborator_permission(self, repo: Repo, login: str) -> Permission:
+    async def collaborator_permission(
+        self, repo: Repo, login: str, user_id: int | None = None
+    ) -> Permission:
         gh = await self._installation(repo)
         what = f"{login}'s permission on {repo}"
         try:
@@ -220,7 +226,11 @@ class GitHubKitClient:
             raise request_failed(failed, what) from None
         except RequestError as error:
             raise unreachable(error, what) from None
-        permission = json_of(response).get("permission")
+        answer = json_of(response)
+        holder = answer.get("user")
+        if user_id is not None and (not isinstance(holder, dict) or holder.get("id") != user_id):
+            return "none"
+        permission = answer.get("permission")
         return cast(Permission, permission) if permission in PERMISSIONS else "none"
 
     async def create_comment(self, repo: Repo, issue_number: int, body: str) -> Comment:

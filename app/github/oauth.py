@@ -194,7 +194,8 @@ def sign_in_account(database: Database, user: GitHubUser, settings: Settings) ->
     """The account of the person GitHub says signed in, made or brought up to date."""
     with database.session() as session:
         account = link_account(session, user)
-        account.is_maintainer = settings.is_maintainer(user.login)
+        # By GitHub's account id: a login can be renamed, then taken by someone else.
+        account.is_maintainer = settings.is_maintainer(user.id)
         session.commit()
         refuse_denied(account)
         return account

@@ -1,5 +1,7 @@
 """Who may act on a job from a comment: its owner, matched by GitHub account id; and,
-for a job run by a repository's workflow, whoever may write to that repository.
+for a job run by a repository's workflow, whoever may write to that repository, asked of
+GitHub by login and taken only when GitHub answers for the commenter's account id (a login
+can be renamed, and then taken by someone else).
 
 Write access is asked of GitHub's collaborator-permission API each time, never read from
 the payload's `author_association`, which says nothing reliable about access to this
@@ -14,9 +16,11 @@ from app.github.models import WRITE_PERMISSIONS, GitHubUser, Repo
 from hbench.errors import HbenchError
 
 
-async def has_write_access(github: GitHubPort, repo: Repo, login: str) -> bool:
-    """Whether a person may write to a repository: `write` (or `maintain`) or `admin`."""
-    return await github.collaborator_permission(repo, login) in WRITE_PERMISSIONS
+async def has_write_access(github: GitHubPort, repo: Repo, person: GitHubUser) -> bool:
+    """Whether a person, by account id, may write to a repository: `write` (or
+    `maintain`) or `admin`."""
+    permission = await github.collaborator_permission(repo, person.login, person.id)
+    return permission in WRITE_PERMISSIONS
 
 
 async def authorize_job_action(
@@ -29,7 +33,7 @@ async def authorize_job_action(
     if job.owner_github_id is not None and job.owner_github_id == actor.id:
         return "you own this job"
     if job.workflow_repository_id == repository_id:
-        if await has_write_access(github, repo, actor.login):
+        if await has_write_access(github, repo, actor):
             return f"you may write to {repo}, whose workflow ran this job"
         raise HbenchError(
             "command-not-allowed",

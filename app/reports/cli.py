@@ -95,7 +95,7 @@ def take_down(
 def deny_add(login: str, state_dir: StateDir = None) -> None:
     """Put LOGIN on the deny list."""
     with handled(), database_session(state_dir) as (session, settings):
-        service.deny(session, login, maintainer=settings.is_maintainer(login))
+        service.deny(session, login, settings)
     typer.echo(f"Denied {login}.")
 
 

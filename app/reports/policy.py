@@ -8,15 +8,32 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import timedelta
-from typing import cast, get_args
+from typing import TYPE_CHECKING, cast, get_args
 
 from hbench.errors import HbenchError, Problem
 from registry.datarepo.models import TakeDownReason
+
+if TYPE_CHECKING:
+    from app.db.models import Account
+    from app.settings import Settings
 
 MESSAGE_MIN, MESSAGE_MAX = 10, 2000
 NOTE_MAX = 280
 REPORT_WINDOW = timedelta(hours=1)
 REASONS: tuple[str, ...] = get_args(TakeDownReason)
+
+
+def is_maintainer(account: Account, settings: Settings) -> bool:
+    """Whether an account holds a maintainer's rights now.
+
+    In GitHub mode, by its GitHub account id, which `HBENCH_MAINTAINERS` names: never by its
+    login, which its holder can rename and someone else then take, and never by what an
+    earlier sign-in stored, so an id taken off the list loses the rights at once. In local
+    mode, the local user, whose row says so (`app.auth.dependencies.local_account`).
+    """
+    if settings.mode == "github":
+        return settings.is_maintainer(account.github_id)
+    return account.is_maintainer
 
 
 def report_problems(entry: str | None, run: str | None, message: str) -> list[Problem]:

@@ -13,6 +13,7 @@ from app.db.models import Account, Report
 from app.dependencies import SessionDep, SettingsDep
 from app.errors import error_responses
 from app.reports import service
+from app.reports.policy import is_maintainer
 from app.reports.schemas import (
     DenyList,
     DenyRequest,
@@ -31,8 +32,8 @@ TAKEDOWN = ("takedown-reason-unknown", "takedown-note-invalid", "takedown-run-no
 
 
 def maintainer_account(account: CurrentAccount, settings: SettingsDep) -> Account:
-    """The signed-in account, if it is a maintainer's (by its row or by the settings)."""
-    if not (account.is_maintainer or settings.is_maintainer(account.login)):
+    """The signed-in account, if it is a maintainer's (by its GitHub account id)."""
+    if not is_maintainer(account, settings):
         raise HbenchError("maintainer-only", "only the service's maintainers can do this")
     return account
 
@@ -163,7 +164,7 @@ def list_denied(_maintainer: Maintainer, session: SessionDep) -> DenyList:
 def deny(
     body: DenyRequest, _maintainer: Maintainer, session: SessionDep, settings: SettingsDep
 ) -> DenyList:
-    service.deny(session, body.login, maintainer=settings.is_maintainer(body.login))
+    service.deny(session, body.login, settings)
     return DenyList(logins=service.denied(session))
 
 

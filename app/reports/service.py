@@ -22,6 +22,7 @@ from app.db.models import Account, Job, JobStatus, Report, ReportStatus
 from app.publish.record import run_id_of
 from app.ratelimit import Limit, check_and_record
 from app.reports import policy
+from app.settings import Settings
 from app.v1.service import reject_published_run
 from hbench.errors import HbenchError
 
@@ -244,11 +245,12 @@ def take_down(
     return TakeDown(job.board, run_id_of(job.id), reason, text, sorted(r.id for r in reports))
 
 
-def deny(session: Session, login: str, *, maintainer: bool = False) -> Account:
+def deny(session: Session, login: str, settings: Settings) -> Account:
     """Put a login on the deny list; an account is made for a login never seen, so it is
-    denied from its first sign-in. A maintainer (`maintainer`: by the settings) is refused."""
+    denied from its first sign-in. A maintainer's account (`policy.is_maintainer`, by its
+    GitHub account id) is refused."""
     account = ensure_account(session, login)
-    if account.is_maintainer or maintainer:
+    if policy.is_maintainer(account, settings):
         raise HbenchError("deny-maintainer", f"{account.login} is a maintainer; remove that first")
     account.is_denied = True
     session.commit()

@@ -14,8 +14,10 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
 
 from app.auth.tokens import hash_token, new_run_token
+from app.checks.summary import redacted
 from app.db.models import Account, IssuedRun, IssuedRunStatus
 from app.github.oidc import ActionsClaims, consume_jti
 from app.runs import policy, spec
@@ -85,7 +87,10 @@ def issue_run(
         account_id=account.id,
         board=target.board.slug,
         entry=entry,
-        spec=job_spec,
+        # Stored with key-like values (an agent option's API key) redacted, as the job
+        # will be; the digest is of the spec as issued, which uploads are matched against
+        # (app/checks/spec_match.py).
+        spec=redacted(job_spec),
         spec_digest=spec_digest(job_spec),
         token_hash=hash_token(token),
         status=IssuedRunStatus.ISSUED,
@@ -95,6 +100,8 @@ def issue_run(
     )
     session.add(run)
     session.commit()
+    # The one answer that carries the spec gives it as issued; the row keeps its copy.
+    set_committed_value(run, "spec", job_spec)
     return Issued(
         run, token, request.declarative.prompt_template, spec.run_environment(plan.model_name)
     )

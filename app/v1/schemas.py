@@ -29,7 +29,9 @@ MAX_TOKENS = 2**63 - 1  # what the database's BIGINT holds
 
 Slug = Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]+$", min_length=1, max_length=100)]
 Version = Annotated[str, StringConstraints(max_length=50)]
-ResultsHash = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{64}$")]
+ResultsHash = Annotated[
+    str, StringConstraints(pattern=r"^[0-9a-fA-F]{64}$", min_length=64, max_length=64)
+]
 Count = Annotated[int, Field(strict=True)]  # a JSON true is not 1 task
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]  # a JSON number, not "84"
 

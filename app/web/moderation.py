@@ -118,7 +118,7 @@ async def deny(page: PageDep) -> Any:
             login = DenyRequest(login=fields.get("login", "").strip()).login
         except ValidationError as error:
             raise HbenchError.from_problems(validation_problems(error.errors())) from None
-        service.deny(page.session, login, maintainer=page.settings.is_maintainer(login))
+        service.deny(page.session, login, page.settings)
     except HbenchError as error:
         return refused(page, error)
     return back("denied")

@@ -25,6 +25,7 @@ from app.clock import ClockDep
 from app.dependencies import SessionDep, SettingsDep
 from app.errors import status_for
 from app.github.sessions import check_origin
+from app.reports import policy as reports_policy
 from app.settings import Settings
 from app.web import csrf
 from hbench import __version__
@@ -113,7 +114,7 @@ class Page:
     def is_maintainer(self) -> bool:
         caller = self.caller
         return caller is not None and (
-            caller.account.is_maintainer or self.settings.is_maintainer(caller.account.login)
+            reports_policy.is_maintainer(caller.account, self.settings)
         )
 
     @property

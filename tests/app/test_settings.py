@@ -51,14 +51,15 @@ def test_the_defaults_run_locally_in_dot_state() -> None:
 def test_settings_come_from_hbench_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HBENCH_STATE_DIR", "/srv/hbench")
     monkeypatch.setenv("HBENCH_DATABASE_URL", "postgresql+psycopg://hbench@db:5432/hbench")
-    monkeypatch.setenv("HBENCH_MAINTAINERS", "alice, Bob ,")
+    monkeypatch.setenv("HBENCH_MAINTAINERS", "583231, 9919 ,")
     monkeypatch.setenv("HBENCH_RUN_TOKEN_LIFETIME", "PT24H")
     monkeypatch.setenv("HBENCH_PUBLISH_WINDOW", "86400")
     settings = load_settings()
     assert settings.state_dir == Path("/srv/hbench")
     assert settings.effective_database_url == "postgresql+psycopg://hbench@db:5432/hbench"
-    assert settings.maintainers == ("alice", "Bob")
-    assert settings.is_maintainer("bob") and not settings.is_maintainer("carol")
+    assert settings.maintainers == (583231, 9919)
+    assert settings.is_maintainer(9919) and not settings.is_maintainer(1)
+    assert not settings.is_maintainer(None)
     assert settings.run_token_lifetime == timedelta(hours=24)
     assert settings.publish_window == timedelta(days=1)
 
@@ -84,7 +85,34 @@ def test_wrong_values_are_refused_naming_each_variable() -> None:
     named = " ".join(p.message for p in error.problems)
     for variable in ("HBENCH_MODE", "HBENCH_UPLOAD_MAX_BYTES", "HBENCH_LOCAL_LOGIN"):
         assert variable in named
-    assert "not GitHub logins: a b" in named
+    assert "not GitHub account ids: a b" in named
+
+
+@pytest.mark.parametrize("value", ["alice", "alice,583231", "-5", "0", "583231.0"])
+def test_maintainers_are_github_account_ids_never_logins(value: str) -> None:
+    refused = refusal(maintainers=value)
+    assert refused.code == "settings-invalid"
+    assert "HBENCH_MAINTAINERS" in str(refused)
+    assert "https://api.github.com/users/<login>" in str(refused)
+
+
+def test_trusted_proxies_are_addresses_or_networks() -> None:
+    assert load_settings().trusted_proxies == ()
+    taken = load_settings(trusted_proxies="10.0.0.5, 192.168.0.0/16,fd00::/8")
+    assert taken.trusted_proxies == ("10.0.0.5/32", "192.168.0.0/16", "fd00::/8")
+    for bad in ("*", "proxy.internal", "10.0.0.300"):
+        refused = refusal(trusted_proxies=bad)
+        assert refused.code == "settings-invalid"
+        assert "HBENCH_TRUSTED_PROXIES" in str(refused)
+
+
+def test_bodies_have_a_pace_with_sane_defaults() -> None:
+    settings = load_settings()
+    assert settings.body_grace_period == timedelta(seconds=10)
+    assert settings.body_min_rate == 4096
+    assert settings.body_deadline_rate == 65536
+    assert load_settings(body_grace_period="30").body_grace_period == timedelta(seconds=30)
+    assert refusal(body_min_rate=0).code == "settings-invalid"
 
 
 @pytest.mark.parametrize(

@@ -192,13 +192,45 @@ def test_an_account_made_for_a_login_is_linked_at_first_sign_in(
 def test_maintainers_are_named_by_the_settings(
     github_mode: Settings, github_client: GitHubKitClient, fake: FakeGitHub, fake_app: FastAPI
 ) -> None:
-    app = create_app(github_mode.model_copy(update={"maintainers": ("Alice",)}))
+    alice = fake.add_user("alice")
+    app = create_app(github_mode.model_copy(update={"maintainers": (alice.id,)}))
     app.dependency_overrides[get_github] = lambda: github_client
     with TestClient(app, **LOCAL) as client:
-        sign_in(client, fake, fake_app, fake.add_user("alice"))
+        sign_in(client, fake, fake_app, alice)
         assert client.get("/api/me").json()["is_maintainer"] is True
         sign_in(client, fake, fake_app, fake.add_user("bob"))
         assert client.get("/api/me").json()["is_maintainer"] is False
+
+
+def test_a_renamed_maintainer_keeps_the_rights_and_whoever_takes_the_login_gets_none(
+    github_mode: Settings, github_client: GitHubKitClient, fake: FakeGitHub, fake_app: FastAPI
+) -> None:
+    alice = fake.add_user("alice")
+    app = create_app(github_mode.model_copy(update={"maintainers": (alice.id,)}))
+    app.dependency_overrides[get_github] = lambda: github_client
+    with TestClient(app, **LOCAL) as client:
+        sign_in(client, fake, fake_app, alice)
+        first = client.get("/api/me").json()
+        assert first["is_maintainer"] is True
+        assert client.get("/api/admin/deny").status_code == 200
+
+        alice.login = "alice-renamed"  # on GitHub, who then signs in again
+        sign_in(client, fake, fake_app, alice)
+        renamed = client.get("/api/me").json()
+        assert (renamed["id"], renamed["login"]) == (first["id"], "alice-renamed")
+        assert renamed["is_maintainer"] is True
+        assert client.get("/api/admin/deny").status_code == 200
+        assert client.get("/maintainers").status_code == 200
+
+        mallory = fake.add_user("alice")  # someone else takes the free login
+        sign_in(client, fake, fake_app, mallory)
+        taker = client.get("/api/me").json()
+        assert taker["login"] == "alice" and taker["id"] != first["id"]
+        assert taker["is_maintainer"] is False
+        refused = client.get("/api/admin/deny")
+        assert (refused.status_code, refused.json()["code"]) == (403, "maintainer-only")
+        assert client.post("/api/admin/deny", json={"login": "bob"}).status_code == 403
+        assert client.get("/maintainers").status_code == 403
 
 
 def test_a_denied_account_gets_no_session(

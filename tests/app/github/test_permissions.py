@@ -58,14 +58,16 @@ async def test_write_access_is_write_or_admin(
 ) -> None:
     alice = fake.add_user("alice")
     fake.grant(repo, alice, role)
-    assert await has_write_access(github_client, Repo.parse(repo.full_name), "alice") is allowed
+    actor = GitHubUser(alice.id, "alice")
+    assert await has_write_access(github_client, Repo.parse(repo.full_name), actor) is allowed
 
 
 async def test_strangers_to_a_private_repository_have_no_access(
     github_client: GitHubKitClient, fake: FakeGitHub, repo: FakeRepo
 ) -> None:
-    fake.add_user("passer-by")
-    assert not await has_write_access(github_client, Repo.parse(repo.full_name), "passer-by")
+    passer_by = fake.add_user("passer-by")
+    actor = GitHubUser(passer_by.id, "passer-by")
+    assert not await has_write_access(github_client, Repo.parse(repo.full_name), actor)
 
 
 async def test_the_owner_may_act_without_asking_github(
@@ -96,6 +98,23 @@ async def test_writers_of_the_workflows_repository_may_act(
         with pytest.raises(HbenchError) as refused:
             await authorize_job_action(github_client, workflow_job, actor, where, repo.id)
         assert refused.value.code == "command-not-allowed"
+
+
+async def test_a_login_taken_by_a_writer_after_its_holder_renamed_grants_nothing(
+    github_client: GitHubKitClient, fake: FakeGitHub, repo: FakeRepo
+) -> None:
+    alice = fake.add_user("alice")  # comments as alice, with no access to the repository
+    commenter = GitHubUser(alice.id, "alice")
+    alice.login = "alice-renamed"
+    bob = fake.add_user("alice")  # a writer takes the login before the check
+    fake.grant(repo, bob, "admin")
+    where = Repo.parse(repo.full_name)
+    assert not await has_write_access(github_client, where, commenter)
+    workflow_job = job(owner_github_id=999, workflow_repository_id=repo.id)
+    with pytest.raises(HbenchError) as refused:
+        await authorize_job_action(github_client, workflow_job, commenter, where, repo.id)
+    assert refused.value.code == "command-not-allowed"
+    assert await has_write_access(github_client, where, GitHubUser(bob.id, "alice"))
 
 
 async def test_writers_of_another_repository_may_not(

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from app.datarepo.changes import from_outbox
 from app.db.models import Account, Job, JobStatus, OutboxEntry, Report, ReportStatus
 from app.settings import Settings, get_settings
-from tests.app.conftest import REMOTE, TokenFactory, bearer
+from tests.app.conftest import REMOTE, TokenFactory, bearer, github_settings
 
 from .conftest import MESSAGE, FakeClock, public_job, report
 
@@ -167,13 +167,22 @@ def test_only_maintainers_reach_the_admin_endpoints(reporter: TestClient, db: Se
     assert db.scalars(select(Account).where(Account.is_denied)).all() == []
 
 
-def test_a_maintainer_by_the_settings_reaches_them(
-    app: FastAPI, client: TestClient, settings: Settings, make_token: TokenFactory
+def test_a_maintainer_by_the_settings_reaches_them_by_account_id_not_login(
+    app: FastAPI, client: TestClient, settings: Settings, db: Session, make_token: TokenFactory
 ) -> None:
-    named = settings.model_copy(update={"maintainers": ("mara",)})
+    mara_token, marc_token = make_token("mara"), make_token("marc")
+    mara, marc = (
+        db.scalars(select(Account).where(Account.login == n)).one() for n in ("mara", "marc")
+    )
+    mara.github_id, marc.github_id = 583231, 9919
+    marc.is_maintainer = True  # stored by a sign-in before his id left the list
+    db.commit()
+    named = github_settings(settings, maintainers=(583231,))
     app.dependency_overrides[get_settings] = lambda: named
-    mara = TestClient(app, **REMOTE)
-    assert mara.get("/api/admin/deny", headers=bearer(make_token("mara"))).status_code == 200
+    remote = TestClient(app, **REMOTE)
+    assert remote.get("/api/admin/deny", headers=bearer(mara_token)).status_code == 200
+    refused = remote.get("/api/admin/deny", headers=bearer(marc_token))
+    assert (refused.status_code, refused.json()["code"]) == (403, "maintainer-only")
 
 
 def test_the_deny_list(client: TestClient, make_token: TokenFactory) -> None:
