@@ -94,6 +94,9 @@ def service_env(database_url: str, **settings: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HBENCH_")}
     env["HBENCH_DATABASE_URL"] = database_url
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SOURCE), env.get("PYTHONPATH")]))
+    # These services are killed and restarted around publishing, not regrading: a job is
+    # published as soon as it is stored (tests/app/regrade/ regrades for real).
+    env["HBENCH_REGRADE_ENABLED"] = "false"
     env.update({f"HBENCH_{name.upper()}": value for name, value in settings.items()})
     return env
 
