@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 import stat
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -270,3 +271,27 @@ def test_a_policy_refusal_lists_every_problem_with_its_code(
     codes = sorted(e.message.split(" — ")[0].rsplit("(", 1)[1] for e in result.errors)
     assert codes == ["run-agent-not-allowed)", "run-attempts-refused)"]
     assert service.api_token not in result.log
+
+
+@pytest.mark.docker
+def test_the_published_run_shows_it_ran_on_ci_with_its_commit(ran: Ran) -> None:
+    """Published, the run's page on the service's site says run on CI and links its commit."""
+    service, outputs = ran.service, ran.result.outputs
+    assert ran.result.succeeded, ran.result.log
+    job_id = str(uuid.UUID(outputs["job-id"]))
+    headers = {"authorization": f"Bearer {service.api_token}"}
+    published = httpx.post(f"{service.url}/api/bench/jobs/{job_id}/publish", headers=headers)
+    assert published.status_code == 200, published.text
+    # The service's writer commits the run and rebuilds its site in the background.
+    page = f"{service.url}/site/boards/hbench-demo-quick/runs/{job_id}.html"
+    commit = ran.caller.claims.get("sha", "a" * 40)
+    text = ""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        answer = httpx.get(page, timeout=10)
+        text = answer.text if answer.status_code == 200 else ""
+        if "Run on CI" in text:
+            break
+        time.sleep(0.5)
+    assert "evidence-run-on-ci" in text, text[:2000]
+    assert f"github.com/octo-org/octo-repo/commit/{commit}" in text
