@@ -150,6 +150,11 @@ def size(count: int) -> str:
     return f"{count / KIB:.1f} KiB" if count >= KIB else f"{count:,} bytes"
 
 
+def seconds(count: float) -> str:
+    shown = f"{count:.0f}" if count >= 10 else f"{count:.1f}".removesuffix(".0")
+    return f"{shown} second" if shown == "1" else f"{shown} seconds"
+
+
 def too_large(limit: BodyLimit, declared: int | None) -> Problem:
     sent = f"is {size(declared)}" if declared is not None else "goes on"
     fix = (
@@ -173,9 +178,9 @@ def too_deep() -> Problem:
 def too_slow(pace: Pace, received: int, *, stalled: bool) -> Problem:
     why = (
         f"it arrived slower than {size(pace.min_rate)} a second after its first "
-        f"{pace.grace:g} seconds ({size(received)} so far)"
+        f"{seconds(pace.grace)} ({size(received)} so far)"
         if stalled
-        else f"all of it did not arrive within {pace.deadline:.0f} seconds"
+        else f"all of it did not arrive within {seconds(pace.deadline)}"
     )
     return Problem(
         "request-body-too-slow",

@@ -23,6 +23,7 @@ from app.clock import Clock, ClockDep, get_clock
 from app.db.models import Account
 from app.dependencies import BlobStoreDep, Resources, SessionDep, SettingsDep
 from app.errors import envelope, error_responses
+from app.http.headers import attachment
 from app.publish import service
 from app.publish.choice import BoardChoiceError
 from app.publish.maintenance import MaintenanceLoop
@@ -228,9 +229,10 @@ def download_job(
     row, stream = service.open_download(
         session, blobs, account, job_id, policy=policy_of(settings), now=clock()
     )
-    name = "".join(c if c.isalnum() or c in "._-" else "_" for c in row.job_name)
+    # Named in any script: `filename*` holds the job's name, `filename` an ASCII stand-in.
+    disposition = attachment(f"{row.job_name}.tar.gz", default_stem="job")
     return StreamingResponse(
         service.chunks(stream),
         media_type="application/gzip",
-        headers={"content-disposition": f'attachment; filename="{name}.tar.gz"'},
+        headers={"content-disposition": disposition},
     )
