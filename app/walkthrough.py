@@ -29,10 +29,13 @@ from typing import Any
 import httpx
 
 from app.health import wait_until_healthy
+from app.settings import Settings
 
 BIN = Path(sys.executable).parent
 HBENCH = str(BIN / "hbench")
 STARTUP_SECONDS = 60.0
+LOCAL_LOGIN = Settings.model_fields["local_login"].default
+"""The account a browser on this machine is signed in as: the demo's job is theirs."""
 
 
 def show(argv: list[str]) -> str:
@@ -240,7 +243,28 @@ def check_served_pages(url: str, site: Path, job_id: str) -> None:
     answer = httpx.get(bench_page, timeout=10)
     if answer.status_code != 200 or f"/bench/jobs/{job_id}" not in answer.text:
         sys.exit("walkthrough stopped: the Your bench page does not list the demo job")
-    print(f"the page lists job {job_id}; open {url}/ in a browser for every page")
+    print(f"the page lists job {job_id}")
+
+
+def print_pages(url: str, site: Path, job_id: str) -> None:
+    """The address of every page the tour made, on the service as `hbench-app serve` runs it."""
+    board = site / "boards" / "hbench-demo"
+    made = [
+        ("the service's home page, linking every page", "/"),
+        ("Your bench (this machine's browser is the local user)", "/bench"),
+        ("the job on Your bench: its checks, regrade and evidence", f"/bench/jobs/{job_id}"),
+        ("the board on the service's site", "/site/boards/hbench-demo/"),
+    ]
+    made += [
+        (what, f"/site/{page.relative_to(site).as_posix()}")
+        for what, page in (
+            ("its entry", sorted((board / "entries").glob("oracle-*.html"))[-1]),
+            ("the run", board / "runs" / f"{job_id}.html"),
+        )
+    ]
+    print("\n== The pages the tour made")
+    for what, path in made:
+        print(f"{what}: {url}{path}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,21 +274,24 @@ def main(argv: list[str] | None = None) -> int:
     root: Path = args.dir.resolve()
     root.mkdir(parents=True, exist_ok=True)
     state = root / "state"
-    # The API token and the web pages' local user are one account, `demo`.
-    env = {**os.environ, "HARBOR_TELEMETRY": "0", "HBENCH_MODE": "local",
-           "HBENCH_LOCAL_LOGIN": "demo"}  # fmt: skip
+    # The API token's account is the local user's, whom a browser on this machine is
+    # signed in as: after the tour, Your bench in a browser shows the demo's job.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HBENCH_")}
+    env.update(HARBOR_TELEMETRY="0", HBENCH_MODE="local")
     tour = Tour(root, state, root / "runs" / time.strftime("demo-%Y%m%d-%H%M%S"), env)
     token = tour.step(
-        "Make an API token for the local account",
-        [str(BIN / "hbench-app"), "tokens", "create", "--login", "demo", "--state-dir", str(state)],
+        "Make an API token for the local user",
+        [str(BIN / "hbench-app"), "tokens", "create", "--login", LOCAL_LOGIN,
+         "--state-dir", str(state)],
         secret_output=True,
-    ).strip()
+    ).strip()  # fmt: skip
     env["HPG_API_TOKEN"] = token
     with service(state, env) as url:
         job = run_the_demo(tour, url)
         job_id = upload_and_publish(tour, url, job)
         site = write_and_build(tour)
         check_served_pages(url, site, job_id)
+        print_pages(url, site, job_id)
     print(
         f"\nDone. The run's folder is {tour.run_dir}; the service's state is in {state}; the "
         f"board's page is {site / 'boards' / 'hbench-demo' / 'index.html'}, and "
