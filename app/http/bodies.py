@@ -238,7 +238,7 @@ class JsonDepth:
 def is_json(scope: Scope) -> bool:
     for name, value in scope.get("headers", ()):
         if name == b"content-type":
-            kind = value.decode("latin-1").split(";", 1)[0].strip().lower()
+            kind: str = value.decode("latin-1").split(";", 1)[0].strip().lower()
             return kind == "application/json" or kind.endswith("+json")
     return False
 
@@ -266,7 +266,7 @@ class BodyReader:
 
     def refuse(self, problem: Problem) -> BodyRefusedError:
         self.refused = problem
-        return BodyRefusedError.from_problems([problem])
+        return BodyRefusedError(problem.code, problem.message)
 
     def allowance(self) -> tuple[float, bool]:
         """How long the next chunk may take, and whether running out means a stall (too
@@ -277,7 +277,7 @@ class BodyReader:
 
     async def receive(self, receive: Receive) -> Message:
         if self.refused is not None:
-            raise BodyRefusedError.from_problems([self.refused])
+            raise BodyRefusedError(self.refused.code, self.refused.message)
         if self.done:
             return await receive()  # after the body: a disconnect, which may wait
         allowed, stall = self.allowance()

@@ -60,10 +60,9 @@ def _largest(schema: Schema, defs: Schema, depth: int, where: str) -> int:  # no
             raise UnboundedError(f"{where} is a string with no maxLength")
         return 2 + CHAR_BYTES * int(schema["maxLength"])
     if kind == "integer":
-        bounds = [schema.get(k) for k in ("minimum", "maximum")]
-        if None in bounds:
+        if "minimum" not in schema or "maximum" not in schema:
             raise UnboundedError(f"{where} is an integer with no minimum or maximum")
-        return max(len(str(int(bound))) for bound in bounds)
+        return max(len(str(int(schema[bound]))) for bound in ("minimum", "maximum"))
     if kind == "number":
         return NUMBER_CHARS
     if kind == "boolean":

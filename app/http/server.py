@@ -13,7 +13,7 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
-from uvicorn.main import STARTUP_FAILURE
+from uvicorn.config import STARTUP_FAILURE
 
 from app.http.access_log import log_config
 from app.settings import Settings
