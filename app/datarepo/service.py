@@ -111,19 +111,25 @@ class BackgroundWriter:
 
     def _run(self) -> None:
         failures = 0
+        built = False
         while not self._stopping.is_set():
             self._wake.clear()
-            failures = 0 if self._drain() else failures + 1
+            # The first round that reaches the data repository builds the site even with
+            # nothing to commit, so a new service serves its registry and empty boards.
+            drained = self._drain(rebuild=not built)
+            built = built or drained
+            failures = 0 if drained else failures + 1
             backoff = self.poll_interval * 2 ** min(failures, 10)
             delay = min(backoff, max(self.poll_interval, MAX_RETRY_SECONDS))
             self._wake.wait(delay)
 
-    def _drain(self) -> bool:
-        """One round; False when it failed (the next round waits longer)."""
+    def _drain(self, *, rebuild: bool = False) -> bool:
+        """One round; False when it failed (the next round waits longer). `rebuild` runs
+        `after_write` even when the round committed nothing."""
         try:
             with writer_lock(self.writer.database, wait=0):
                 report = self.writer.drain(self._stopping)
-            if report.commits and self.after_write is not None:
+            if (report.commits or rebuild) and self.after_write is not None:
                 self.after_write()
         except HbenchError as error:
             if error.code == "datarepo-writer-busy":  # another replica's turn

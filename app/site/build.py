@@ -39,7 +39,7 @@ from app.site.boards import board_pages
 from app.site.catalog import catalog_pages
 from app.site.config import SiteConfig
 from app.site.page import Page
-from app.site.pages import other_pages
+from app.site.pages import other_pages, registry_page
 from app.site.render import TEMPLATES, render_html, render_json
 from app.site.source import (
     DataFiles,
@@ -305,6 +305,9 @@ def _global_files(site: SiteData, config: SiteConfig) -> Iterator[_File]:
     exported = export_registry(site.registry)
     for name, text in exported.items():
         yield f"{page.REGISTRY_DIR}/{name}", text, None
+    # Its JSON is the export's own index.json, written above: the page alone here.
+    index = registry_page(site)
+    yield index.path, render_html(index), None
     for each in (*other_pages(site, config), *catalog_pages(site, exported)):
         yield from _page_files(each)
     for static in sorted(STATIC.iterdir()):

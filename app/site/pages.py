@@ -85,6 +85,18 @@ def audit_pages(site: SiteData) -> Iterator[Page]:
         )  # fmt: skip
 
 
+def registry_page(site: SiteData) -> Page:
+    """The static registry's folder, for people: what it holds and who reads it."""
+    benchmarks = sorted((b.slug, b.name) for b in site.registry.benchmarks.values())
+    return Page(
+        path=f"{page.REGISTRY_DIR}/index.html",
+        template="registry.html",
+        title="The registry, as data",
+        section="benchmarks",
+        context={"benchmarks": benchmarks},
+    )
+
+
 def limits_page(site: SiteData, config: SiteConfig) -> Page:
     """What one owner may be issued per board, and the caps on every upload."""
     boards = sorted(site.registry.boards.values(), key=lambda b: b.slug)

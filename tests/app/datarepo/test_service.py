@@ -66,9 +66,24 @@ def test_the_service_starts_a_local_data_repository_and_writes_it_in_the_backgro
         assert (checkout / layout.run_file("hbench-demo", "run-0001")).is_file()
         assert len(writer_threads()) == 1
         # After its commit the writer rebuilt the site the service serves.
-        assert wait_for(lambda: client.get("/site/boards/hbench-demo/").status_code == 200)
-        assert "run-0001" in client.get("/site/boards/hbench-demo/").text
+        assert wait_for(lambda: "run-0001" in client.get("/site/boards/hbench-demo/").text)
     assert writer_threads() == []  # stopped with the service
+
+
+def test_a_new_service_serves_the_site_of_its_empty_data_repository_at_once(
+    tmp_path: Path, database_url: str
+) -> None:
+    settings = Settings(
+        state_dir=tmp_path / "state", database_url=database_url, writer_poll_interval=3600
+    )
+    with local_client(settings) as client:
+        # Nothing published: the writer's first round builds the site all the same.
+        assert wait_for(lambda: client.get("/site/").status_code == 200)
+        assert client.get("/site/registry/").status_code == 200
+        board = client.get("/site/boards/hbench-demo/")
+        assert board.status_code == 200
+        assert "hbench demo" in board.text
+        assert client.get("/site/leaderboard/").status_code == 200
 
 
 def test_a_service_with_the_writer_off_leaves_the_outbox_alone(
