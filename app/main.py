@@ -1,7 +1,10 @@
 """The service as an ASGI app: `create_app` joins the routers, error handlers and resources.
 
-`uvicorn --factory app.main:create_app` and `hbench-app serve` both start it. Resources
-(database, blob store) open in the lifespan, after migrations bring the database to head.
+`hbench-app serve` starts it with the service's own uvicorn configuration
+(`app.http.server`): forwarded addresses only from `HBENCH_TRUSTED_PROXIES`, and an access
+log that keeps no sign-in code. `uvicorn --factory app.main:create_app` starts it too, but
+then pass `--forwarded-allow-ips` yourself. Resources (database, blob store) open in the
+lifespan, after migrations bring the database to head.
 """
 
 from __future__ import annotations
