@@ -11,8 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from sqlalchemy import func
+from sqlalchemy import select as sql_select
 
 from app.auth.service import create_api_token, ensure_account
+from app.db.models import Job
 from app.db.session import Database
 from app.main import create_app
 from app.settings import Settings
@@ -45,6 +48,15 @@ def api_token(settings: Settings, login: str = "alice") -> str:
     finally:
         database.dispose()
     return token
+
+
+def stored_jobs(settings: Settings) -> int:
+    database = Database(settings.effective_database_url)
+    try:
+        with database.session() as session:
+            return session.scalar(sql_select(func.count()).select_from(Job)) or 0
+    finally:
+        database.dispose()
 
 
 def answered(sock: socket.socket) -> bool:
@@ -84,7 +96,8 @@ def test_a_stalled_upload_is_answered_408_and_its_scratch_folder_removed(
         assert "slower than 64.0 KiB a second" in refusal["detail"]
         assert waited < 5
         assert scratch_folders(paced) == []
-        assert list(paced.blob_dir.rglob("*.tar.gz")) == []
+        assert [p for p in paced.blob_dir.rglob("*") if p.is_file()] == []
+        assert stored_jobs(paced) == 0
 
 
 def test_a_stalled_run_summary_is_answered_408_in_the_runs_apis_shape(paced: Settings) -> None:
