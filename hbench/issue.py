@@ -168,14 +168,15 @@ def run_command(folder: Path, environment: list[dict[str, Any]]) -> str:
                      "--config", SPEC_FILE])  # fmt: skip
 
 
-def upload_command(service_url: str, folder: Path, job_name: str) -> str:
+def upload_command(service_url: str, job_name: str) -> str:
     """The upload, reading the run token from its file: the token is never on screen.
 
-    `export … &&` sets the variable before the second command is expanded; a plain
-    `VAR=… cmd "$VAR"` would expand it before the assignment.
+    Run in the run's folder, where the run command's `cd` leaves the shell, so the two
+    lines work pasted one after the other. `export … &&` sets the variable before the
+    second command is expanded; a plain `VAR=… cmd "$VAR"` would expand it before.
     """
-    token_file = shlex.quote(str(folder / TOKEN_FILE))
-    job = shlex.quote(str(folder / JOBS_DIR / job_name))
+    token_file = shlex.quote(TOKEN_FILE)
+    job = shlex.quote(f"{JOBS_DIR}/{job_name}")
     url = shlex.quote(service_url.rstrip("/") + UPLOADS_PATH)
     header = f'"{RUN_TOKEN_HEADER}: $HPG_RUN_TOKEN"'
     return (

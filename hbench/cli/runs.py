@@ -131,8 +131,11 @@ def print_issued(answer: dict[str, Any], run_dir: Path, url: str) -> None:
             console.print(f"  {variable['name']}: {escape(variable['description'])}")
     console.print("\nRun it (add no flag but --jobs-dir or --max-retries):")
     console.print(f"  {escape(run_command(run_dir, answer['environment']))}", soft_wrap=True)
-    console.print("\nUpload the job within 48 hours, from this folder:")
-    upload = upload_command(url, run_dir, answer["job_name"])
+    console.print(
+        "\nThen upload the job within 48 hours, from the run's folder, where the run "
+        f"command left you ({escape(str(run_dir))}):"
+    )
+    upload = upload_command(url, answer["job_name"])
     console.print(f"  {escape(upload)}", soft_wrap=True)
 
 

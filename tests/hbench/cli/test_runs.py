@@ -156,11 +156,12 @@ def test_a_demo_run_is_issued_run_and_uploaded_with_the_printed_commands(
 
     # The upload command reads the token from its file; sent to a stand-in endpoint, the
     # header carries exactly that token.
+    # Pasted after the run command, in the run's folder where its `cd` left the shell.
     upload_line = printed(issued.stdout, "export HPG_RUN_TOKEN=")
     assert f"--url {service.url}/api/bench/uploads" in upload_line
-    assert upload_line.endswith(f"runs/{job}/jobs/{job}")
+    assert upload_line.endswith(f" jobs/{job}")
     with upload_server() as server:
-        sent = shell(upload_line.replace(f"{service.url}/api/bench/uploads", server.url), work)
+        sent = shell(upload_line.replace(f"{service.url}/api/bench/uploads", server.url), run_dir)
     assert sent.returncode == 0, sent.stderr
     (request,) = server.received
     assert request.headers["hpg-run-token"] == token
@@ -226,7 +227,7 @@ def test_an_issued_run_killed_mid_run_resumed_and_uploaded_is_accepted(
     manifest = json.loads((job_dir / "manifest.json").read_text())
     assert manifest["spec_digest"] == spec_digest(spec) == service.run(run_id).spec_digest
 
-    sent = shell(printed(issued.stdout, "export HPG_RUN_TOKEN="), cwd=work)
+    sent = shell(printed(issued.stdout, "export HPG_RUN_TOKEN="), cwd=run_dir)
 
     assert sent.returncode == 0, sent.stderr
     answer = json.loads(sent.stdout)
