@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from pydantic import Field, ValidationError
 
+from hbench.demo import BUNDLED_REGISTRY, DATASET_REF, LAY_OUT_COMMAND
 from hbench.errors import Problem
 from registry.jsonfile import dumps
 from registry.loader import Registry
@@ -125,20 +126,27 @@ def export_registry(registry: Registry) -> dict[str, str]:
 
 
 def commands(benchmark: Benchmark) -> list[str]:
-    """The Harbor commands that run the benchmark, or none when Harbor can't."""
+    """The commands that run the benchmark, in order, each as it runs from one folder; none
+    when Harbor can't. The bundled demo dataset is written out first (`LAY_OUT_COMMAND`)."""
     dataset = benchmark.harbor.dataset
     if dataset is None:
         return []
-    source = (
-        f" --registry-url {benchmark.harbor.registry_url}" if benchmark.harbor.registry_url else ""
-    )
+    first: list[str] = []
+    source = ""
+    if dataset == DATASET_REF:
+        first = [LAY_OUT_COMMAND]
+        source = f" --registry-path {BUNDLED_REGISTRY}"
+    elif benchmark.harbor.registry_url:
+        source = f" --registry-url {benchmark.harbor.registry_url}"
     if benchmark.custom_environments:
         env = benchmark.custom_environments[0]
         return [
+            *first,
             f"harbor run -d {dataset}{source} -a oracle",
             f"harbor run -d {dataset}{source} -a oracle --env {env}",
         ]
     return [
+        *first,
         f"harbor run -d {dataset}{source} -a oracle",
         f"harbor run -d {dataset}{source} -a <agent> -m <model>",
     ]

@@ -1,5 +1,5 @@
-"""`hbench registry …`: search the registry, show a benchmark, check a registry folder, and
-pin a benchmark's task digests from a dataset checkout.
+"""`hbench registry …`: search the registry, show a benchmark, check a registry folder, pin a
+benchmark's task digests from a dataset checkout, and write out the bundled demo dataset.
 
 `search` and `info` read a static registry (`index.json`, `b/<slug>.json`): the bundled
 default registry, a local folder (a static export, or a registry source folder, which is
@@ -17,6 +17,7 @@ import typer
 from rich.markup import escape
 
 from hbench.atomic import atomic_writer
+from hbench import demo
 from hbench.cli.output import console, handled, print_problems
 from hbench.errors import HbenchError
 from hbench.jobs.task_digest import dataset_digests
@@ -186,6 +187,21 @@ def pin(
         with atomic_writer(target) as stream:
             stream.write(text.encode())
     console.print(f"[green]✓[/green] pinned {len(digests)} task digests in {escape(str(target))}")
+
+
+@app.command("demo-dataset")
+def demo_dataset(
+    folder: Annotated[
+        Path, typer.Option("--folder", help="Where the run starts (default: this folder).")
+    ] = Path(),
+) -> None:
+    """Write the bundled demo dataset (hbench-demo@1.0) and its registry.json below a folder.
+
+    `harbor run -d hbench-demo@1.0 --registry-path .hbench/hbench-demo/registry.json` then
+    runs it from that folder, as `hbench registry info hbench-demo` prints.
+    """
+    registry = demo.materialize((folder / demo.BUNDLED_REGISTRY).parent)
+    console.print(f"[green]✓[/green] wrote {escape(str(registry))}")
 
 
 def _print_record(record: BenchmarkRecord) -> None:

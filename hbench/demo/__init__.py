@@ -27,6 +27,10 @@ starts in, where hbench lays the bundled dataset out before Harbor starts (`lay_
 spec names no file on the service's machine, so it runs anywhere hbench is installed: a
 contributor's machine, a GitHub runner, the runner image."""
 
+LAY_OUT_COMMAND = "hbench registry demo-dataset"
+"""The command that writes the bundled dataset at `BUNDLED_REGISTRY` below the folder it runs
+in, so `harbor run --registry-path` finds it there."""
+
 
 def bundled_dataset() -> dict[str, str]:
     """The demo dataset as an issued spec names it: travelling with hbench itself."""

@@ -1,8 +1,12 @@
-"""`hbench registry search|info|check`, through Typer's CliRunner, on folders and a site."""
+"""`hbench registry search|info|check|demo-dataset`, through Typer's CliRunner, on folders and a
+site; the commands `info` prints, run in a shell."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from functools import partial
@@ -113,3 +117,28 @@ def test_check_prints_every_problem_with_its_code(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "(registry-unknown-model)" in result.output
     assert "(registry-task-count-mismatch)" in result.output
+
+
+@pytest.mark.harbor
+def test_every_command_info_prints_for_the_demo_runs_as_printed(tmp_path: Path) -> None:
+    """Pasted one after the other in a fresh folder: write the demo dataset, then run it with
+    Harbor in the sandbox. The Docker line is that same line with Harbor's default
+    environment; tests/docker runs the demo there."""
+    shown = runner.invoke(app, ["info", "hbench-demo", "--json"])
+    assert shown.exit_code == 0, shown.output
+    lay_out, in_docker, in_sandbox = json.loads(shown.output)["commands"]
+    assert in_sandbox == f"{in_docker} --env hbench.sandbox.environment:BubblewrapEnvironment"
+    # The shell finds hbench and harbor where this Python's scripts are, as an installed
+    # hbench's user's would.
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = {**os.environ, "PATH": path, "HARBOR_TELEMETRY": "0"}
+    for command in (lay_out, in_sandbox):
+        done = subprocess.run(  # noqa: S602 - the printed line, run as a user's shell would
+            command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True,
+            timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+    (result,) = tmp_path.glob("jobs/*/result.json")
+    rewards = [t["verifier_result"]["rewards"]["reward"]
+               for t in map(json.loads, map(Path.read_text, tmp_path.glob("jobs/*/*/result.json")))]  # fmt: skip
+    assert sorted(rewards) == [0.0, 1.0, 1.0, 1.0, 1.0], result.read_text()
