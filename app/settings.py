@@ -76,6 +76,9 @@ class Settings(BaseSettings):
     min_hbench_version: str = Field(default="0.3.0", pattern=VERSION_PATTERN)
     upload_max_bytes: int = Field(default=UPLOAD_MAX_BYTES, gt=0)
     unpacked_max_bytes: int = Field(default=UNPACKED_MAX_BYTES, gt=0)
+    upload_max_redactions: int = Field(default=100_000, ge=1)
+    # Upload workers (app/bench/pool.py): the processes that check, redact and store uploads.
+    upload_workers: int = Field(default=2, ge=1, le=64)
     run_token_lifetime: timedelta = Field(default=timedelta(hours=48), gt=timedelta(0))
     publish_window: timedelta = Field(default=timedelta(days=30), gt=timedelta(0))
     deleted_files_retention: timedelta = Field(default=timedelta(days=7), ge=timedelta(0))

@@ -120,14 +120,15 @@ async def take_upload(
     refuse_before_reading(request.headers, settings)
     async with upload_folder(settings) as scratch:
         extracted = await extract_async(request.stream(), scratch, archive_limits(settings))
-        return await run_in_threadpool(
-            service.accept,
+        return await service.accept_in_worker(
             service.Upload(extracted, uploader, clock()),
             min_hbench_version=settings.min_hbench_version,
+            max_redactions=settings.upload_max_redactions,
             registry=registry,
             database=database,
             blobs=blobs,
             regrading=RegradeSetup(settings.regrade_enabled, settings.regrade_tasks_dir),
+            workers=settings.upload_workers,
         )
 
 

@@ -12,6 +12,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
+from app.bench.service import REDACTION_RULES
 from app.db.models import Job
 from app.regrade.service import regrade_json, run_evidence
 from registry.evidence import Level, run_levels
@@ -67,12 +68,10 @@ class RegradeDifference(BaseModel):
 class RegradeInfo(BaseModel):
     """Whether the service graded the job's recorded outputs again, and what it found."""
 
-    status: Literal["queued", "running", "agreed", "disagreed", "not_regradable", "failed"] = (
-        Field(
-            description="`agreed`: every graded trial got the same rewards again; `disagreed`: "
-            "some did not (`differences`), and the job can't be published (regrade-mismatch); "
-            "`not_regradable` or `failed`: why is in `note`, and the job stays self-reported."
-        )
+    status: Literal["queued", "running", "agreed", "disagreed", "not_regradable", "failed"] = Field(
+        description="`agreed`: every graded trial got the same rewards again; `disagreed`: "
+        "some did not (`differences`), and the job can't be published (regrade-mismatch); "
+        "`not_regradable` or `failed`: why is in `note`, and the job stays self-reported."
     )
     note: str | None
     differences: list[RegradeDifference]
@@ -157,6 +156,12 @@ class UploadAccepted(JobInfo):
 class JobDetail(UploadAccepted):
     """One job on Your bench, with everything its upload recorded."""
 
+    redaction_rules: dict[str, int] = Field(
+        description="Values replaced with `[REDACTED]` over the whole job, by the id of the "
+        "rule that found them (docs/redaction.md); empty for a job uploaded before the "
+        "service counted them.",
+        examples=[{"anthropic-api-key": 1, "generic-credential": 2}],
+    )
     summary: dict[str, Any] = Field(
         description="What was run and how it scored: the job's identity, dataset and tasks, "
         "agent and model, per-task rewards (`results`), usage, versions and digests, "
@@ -166,7 +171,8 @@ class JobDetail(UploadAccepted):
     @classmethod
     def from_row(cls, row: Job) -> Self:
         accepted = UploadAccepted.from_row(row)
-        return cls(**accepted.model_dump(), summary=row.summary)
+        rules = row.summary.get(REDACTION_RULES) or {}
+        return cls(**accepted.model_dump(), redaction_rules=rules, summary=row.summary)
 
 
 class JobList(BaseModel):

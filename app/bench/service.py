@@ -3,7 +3,9 @@
 `accept` is the upload's work once the archive is unpacked: gather the evidence from the
 files, run the rule table (`app.checks.rules`), and only when every rule passes redact
 the files, pack them and store the job (`app.bench.storage`). It raises `HbenchError`
-with every failure otherwise, and stores nothing. Blocking work, run in a worker thread.
+with every failure otherwise, and stores nothing. It is CPU-bound work, so the service
+runs it in an upload worker's process (`accept_in_worker`, `app.bench.pool`), never in
+the server's own threads, where it would hold up every other request.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -19,6 +21,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.bench.pool import Stores, run_in_worker
 from app.bench.storage import blob_key, new_job_id, store_job
 from app.bench.uploader import Uploader
 from app.blobs import BlobStore
@@ -34,7 +37,7 @@ from app.publish.fingerprints import published_before
 from app.regrade.plan import RegradeInput, RegradeSetup, plan_regrade
 from app.regrade.service import new_regrade
 from app.uploads.archive import ExtractedJob
-from app.uploads.redact import redact_folder, redact_text
+from app.uploads.redact import redact_folder_by_rule, redact_text
 from hbench.errors import HbenchError, Problem
 from hbench.jobs.consistency import task_digests
 from hbench.jobs.manifest import MANIFEST_NAME, Manifest, job_identity, parse_manifest
@@ -50,6 +53,10 @@ STORED_GZIP_LEVEL = 1
 """The stored copy's compression. Level 6 (what clients send) packs text about 25% smaller
 but takes four times the CPU, which made packing a 95 MiB upload cost as much as checking
 it; storage is cheaper than holding an upload's request that long."""
+
+REDACTION_RULES = "redaction_rules"
+"""The summary's key for the values redaction replaced over the whole job, per rule id
+(the row's `redactions` count them per file)."""
 
 LISTED_STATUSES = (JobStatus.PRIVATE, JobStatus.PUBLISHED, JobStatus.WITHDRAWN)
 """What Your bench lists: a deleted job keeps only its hidden fingerprint."""
@@ -80,9 +87,11 @@ def accept(
     database: Database,
     blobs: BlobStore,
     regrading: RegradeSetup = RegradeSetup(),  # noqa: B008 - a frozen dataclass
+    max_redactions: int | None = None,
 ) -> Stored:
     """Check an unpacked upload and store it with its regrade queued (or not, saying why);
-    raise with every failure, storing nothing."""
+    raise with every failure, storing nothing. Past `max_redactions` values to redact,
+    `upload-too-many-secrets`."""
     extracted = upload.extracted
     issued = upload.uploader.issued
     evidence, boards = gather(extracted, min_hbench_version, registry, issued)
@@ -98,7 +107,8 @@ def accept(
             seen = published_before(session, fingerprint(job))
         if seen is not None:
             raise HbenchError.from_problems([seen])
-    redactions = redact_folder(extracted.root, extracted.files)
+    redacted = redact_folder_by_rule(extracted.root, extracted.files, max_values=max_redactions)
+    redactions = redacted.files
     dataset = boards.facts.dataset if boards.facts is not None else None
     pinned = pinned_digests(registry, dataset)
     digests = task_digests(job)
@@ -120,16 +130,64 @@ def accept(
             redactions=redactions,
         )
     )
+    row.summary = {**row.summary, REDACTION_RULES: redacted.rule_totals()}
     ci = upload.uploader.ci
     if ci is not None:
         row.summary = {**row.summary, "ci": ci.summary()}
     archive = pack_beside(extracted)
     regrade = new_regrade(row.id, plan, upload.now)
     also = partial(consume_jti, claims=ci.claims, now=upload.now) if ci is not None else None
-    stored = store_job(
-        database, blobs, row, archive, now=upload.now, regrade=regrade, also=also
-    )
+    stored = store_job(database, blobs, row, archive, now=upload.now, regrade=regrade, also=also)
     return Stored(stored, report)
+
+
+async def accept_in_worker(
+    upload: Upload,
+    *,
+    min_hbench_version: str,
+    max_redactions: int,
+    registry: Registry,
+    database: Database,
+    blobs: BlobStore,
+    regrading: RegradeSetup,
+    workers: int,
+) -> Stored:
+    """`accept` in one of the process's `workers` upload workers, on the same database and
+    blob store; its refusal raised here as it was raised there."""
+    extracted = replace(upload.extracted, root=upload.extracted.root.absolute())
+    tasks_root = regrading.tasks_root.absolute() if regrading.tasks_root is not None else None
+    return await run_in_worker(
+        workers,
+        accept_with,
+        replace(upload, extracted=extracted),
+        Stores.of(database, blobs),
+        min_hbench_version=min_hbench_version,
+        max_redactions=max_redactions,
+        registry=registry,
+        regrading=replace(regrading, tasks_root=tasks_root),
+    )
+
+
+def accept_with(
+    upload: Upload,
+    stores: Stores,
+    *,
+    min_hbench_version: str,
+    max_redactions: int,
+    registry: Registry,
+    regrading: RegradeSetup,
+) -> Stored:
+    """`accept` in a worker, on the stores it opens there (paths are absolute: a worker's
+    working folder may not be the server's)."""
+    return accept(
+        upload,
+        min_hbench_version=min_hbench_version,
+        registry=registry,
+        database=stores.database(),
+        blobs=stores.blobs(),
+        regrading=regrading,
+        max_redactions=max_redactions,
+    )
 
 
 def gather(

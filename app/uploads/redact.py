@@ -11,6 +11,9 @@ replaced and how the rule set is updated.
 The service redacts after checking the manifest: the manifest seals the bytes the
 harness wrote, so it is checked against them, and only then are the stored copies
 edited. Text is matched as bytes; a file that is not valid UTF-8 is left as it is.
+
+Checking a match costs microseconds, so a job of nothing but keys would cost minutes: a
+folder's redaction may be given a most it replaces, and stops as soon as it is passed.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hbench.errors import HbenchError
 from hbench.jobs.tree import scan
 
 from .redaction.engine import REACH, Finding, default_engine
@@ -65,6 +69,13 @@ class FolderRedactions:
     """{path: values replaced}, for the files where any were."""
     rules: dict[str, dict[str, int]]
     """{path: {rule id: values replaced}}, the same files."""
+
+    def rule_totals(self) -> dict[str, int]:
+        """{rule id: values replaced} over every file, by rule id."""
+        totals: Counter[str] = Counter()
+        for counts in self.rules.values():
+            totals.update(counts)
+        return dict(sorted(totals.items()))
 
 
 def redact_text(text: str) -> Redacted:
@@ -128,27 +139,67 @@ class RedactingStream:
         return b"".join(parts)
 
 
-def redact_folder(root: Path, paths: Iterable[str] | None = None) -> dict[str, int]:
+def redact_folder(
+    root: Path, paths: Iterable[str] | None = None, *, max_values: int | None = None
+) -> dict[str, int]:
     """Redact the text files below `root` in place; return {path: replacements} where any were made.
 
     `paths` are POSIX paths below `root` (such as an extracted archive's file list);
     by default every regular file. A file is rewritten, atomically, only when
-    something in it changes; files that are not UTF-8 text are left alone.
+    something in it changes; files that are not UTF-8 text are left alone. Past
+    `max_values`, `upload-too-many-secrets` (`redact_folder_by_rule`).
     """
-    return redact_folder_by_rule(root, paths).files
+    return redact_folder_by_rule(root, paths, max_values=max_values).files
 
 
-def redact_folder_by_rule(root: Path, paths: Iterable[str] | None = None) -> FolderRedactions:
-    """As `redact_folder`, and which rules made the replacements in each file."""
+def redact_folder_by_rule(
+    root: Path, paths: Iterable[str] | None = None, *, max_values: int | None = None
+) -> FolderRedactions:
+    """As `redact_folder`, and which rules made the replacements in each file.
+
+    With `max_values`, raise `upload-too-many-secrets` as soon as the values found pass
+    it: checked after each chunk read, before the file holding it is rewritten. Values
+    found in a file that then proves not to be text count too: finding them is the cost.
+    """
     chosen = sorted(paths) if paths is not None else [e.path for e in scan(root).files]
+    budget = _Budget(max_values)
     files: dict[str, int] = {}
     by_rule: dict[str, dict[str, int]] = {}
     for rel in chosen:
-        counts = _redact_file(root / rel, rel)
+        counts = _redact_file(root / rel, rel, budget)
         if counts:
             files[rel] = sum(counts.values())
             by_rule[rel] = dict(sorted(counts.items()))
     return FolderRedactions(files, by_rule)
+
+
+@dataclass
+class _Budget:
+    """The values a folder's redaction may still find, and the refusal once they run out."""
+
+    limit: int | None
+    spent: int = 0
+
+    def check(self, found: int, path: str) -> None:
+        """Refuse if `found` more values (in `path`, so far) pass the limit."""
+        if self.limit is not None and self.spent + found > self.limit:
+            raise too_many_secrets(self.limit, path)
+
+    def spend(self, found: int) -> None:
+        self.spent += found
+
+
+def too_many_secrets(limit: int, path: str) -> HbenchError:
+    return HbenchError(
+        "upload-too-many-secrets",
+        f"the job holds more than {limit:,} key-like values to replace with {REDACTED} (the "
+        f"count passed {limit:,} in {path}), the most one upload's redaction replaces: each "
+        "costs time to check, and a job made of keys would hold the service for minutes. "
+        "Keep keys out of the job's files: pass them to Harbor as templates "
+        '("${OPENAI_API_KEY}"), stop the agent printing them (an environment dumped in a '
+        "loop), then run the benchmark again",
+        path=path,
+    )
 
 
 def redact_file(path: Path) -> int:
@@ -158,28 +209,33 @@ def redact_file(path: Path) -> int:
     be text only when a byte fails to decode); the second writes a copy beside the
     file and renames it over the original.
     """
-    return sum(_redact_file(path, str(path)).values())
+    return sum(_redact_file(path, str(path), _Budget(None)).values())
 
 
-def _redact_file(path: Path, name: str) -> Counter[str]:
-    counts = _count_in_text_file(path, name)
+def _redact_file(path: Path, name: str, budget: _Budget) -> Counter[str]:
+    counts = _count_in_text_file(path, name, budget)
     if counts:
         _rewrite(path, name)
     return counts
 
 
-def _count_in_text_file(path: Path, name: str) -> Counter[str]:
+def _count_in_text_file(path: Path, name: str, budget: _Budget) -> Counter[str]:
     stream = RedactingStream(name)
     decoder = codecs.getincrementaldecoder("utf-8")()
+    text = True
     try:
         for chunk in _read_chunks(path):
             decoder.decode(chunk)
             stream.feed(chunk)
+            budget.check(stream.count, name)
         decoder.decode(b"", final=True)
     except UnicodeDecodeError:
-        return Counter()
-    stream.finish()
-    return stream.rules
+        text = False
+    if text:
+        stream.finish()
+    budget.check(stream.count, name)
+    budget.spend(stream.count)
+    return stream.rules if text else Counter()
 
 
 def _rewrite(path: Path, name: str) -> None:

@@ -1,0 +1,239 @@
+"""The upload workers: processes that do an upload's CPU-bound work once its body is
+unpacked (the rule table, redaction, packing, storing), so that work never holds the
+server's interpreter while other requests wait for it.
+
+One pool per server process and size (`HBENCH_UPLOAD_WORKERS`), made on first use and
+shut at exit; the tests' many apps in one process share it. Workers are forked from a
+fork server, never from the threaded server itself; the fork server imports the upload
+code and compiles the redaction engine once (`app.bench.warm`), so every worker starts
+warm. A worker runs at a lower priority than the server, so reads stay quick while it
+works, and ends when the server is gone, however the server ended. It opens its own
+database engine and blob store, kept per place for the calls after.
+
+A refusal comes back as its problems and is raised here again, codes and all. Any other
+error comes back as itself when it survives pickling (a database outage stays an
+`OperationalError`, which the service answers 503), else as a `RuntimeError` naming it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import multiprocessing
+import os
+import pickle
+import signal
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+from sqlalchemy.engine import URL
+from starlette.concurrency import run_in_threadpool
+
+from app.blobs import BlobStore, LocalBlobStore
+from app.db.session import Database
+from hbench.errors import HbenchError, Problem
+
+START_METHOD = "forkserver"
+PRELOAD = ["__main__", "app.bench.warm"]
+"""What the fork server imports before it forks a worker. `__main__` first, so workers
+don't each import the server's own script again."""
+NICENESS = 10
+"""How much lower a worker's priority is than the server's: Linux then gives a waking
+request handler the core about nine times as readily as a busy worker."""
+PARENT_CHECK_SECONDS = 1.0
+KEPT_DATABASES = 4
+"""Database engines a worker keeps open, one per URL: a server has one; a test process
+many, one after another."""
+
+
+@dataclass(frozen=True)
+class Stores:
+    """Where a worker finds the service's stores: what of a `Database` and a blob store
+    can cross to another process."""
+
+    database_url: str
+    blob_root: Path
+
+    @classmethod
+    def of(cls, database: Database, blobs: BlobStore) -> Stores:
+        if not isinstance(blobs, LocalBlobStore):
+            raise TypeError(
+                f"the upload workers open blob stores by their folder; a {type(blobs).__name__} "
+                "can't be opened in another process"
+            )
+        return cls(shared_url(database.engine.url), blobs.root.absolute())
+
+    def database(self) -> Database:
+        return database_at(self.database_url)
+
+    def blobs(self) -> BlobStore:
+        return blob_store_at(self.blob_root)
+
+
+def shared_url(url: URL) -> str:
+    """The database's URL as another process opens the same database: a SQLite file by
+    its absolute path (a worker's working folder may differ), the password kept."""
+    if url.get_backend_name() == "sqlite":
+        path = url.database or ""
+        if path in ("", ":memory:") or url.query.get("mode") == "memory":
+            raise ValueError(
+                "an in-memory SQLite database can't be shared with the upload workers: "
+                "set HBENCH_DATABASE_URL to a SQLite file or a PostgreSQL database"
+            )
+        url = url.set(database=str(Path(path).absolute()))
+    return url.render_as_string(hide_password=False)
+
+
+# --- The server's side -------------------------------------------------------------------
+
+_pools: dict[int, ProcessPoolExecutor] = {}
+_pools_lock = threading.Lock()
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """The process's pool of `workers` upload workers, made on first use."""
+    with _pools_lock:
+        pool = _pools.get(workers)
+        if pool is None:
+            if not _pools:
+                atexit.register(shutdown)
+            context = multiprocessing.get_context(START_METHOD)
+            context.set_forkserver_preload(PRELOAD)
+            pool = ProcessPoolExecutor(workers, mp_context=context, initializer=start_worker)
+            _pools[workers] = pool
+        return pool
+
+
+def shutdown() -> None:
+    """Stop every pool: calls not yet started are cancelled, running ones finish."""
+    with _pools_lock:
+        pools = list(_pools.values())
+        _pools.clear()
+    for pool in pools:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _forget(workers: int, pool: ProcessPoolExecutor) -> None:
+    with _pools_lock:
+        if _pools.get(workers) is pool:
+            del _pools[workers]
+
+
+async def run_in_worker[T](
+    workers: int, function: Callable[..., T], /, *args: Any, **kwargs: Any
+) -> T:
+    """`function(*args, **kwargs)` in an upload worker; its refusal raised here unchanged.
+
+    `function` must be importable by name, and its arguments and answer must pickle. A
+    cancelled caller waits for a call that has started (the files it reads are the
+    caller's to remove), and withdraws one that has not."""
+    pool = worker_pool(workers)
+    try:
+        # In a thread: the first call starts the fork server, which takes seconds.
+        future = await run_in_threadpool(pool.submit, _carried, function, args, kwargs)
+        outcome = await _finished(future)
+    except BrokenProcessPool as error:
+        _forget(workers, pool)
+        raise HbenchError(
+            "internal-error",
+            "the process checking the upload ended before it answered (it may have run out "
+            "of memory); the upload may not be stored: look for it on Your bench (GET "
+            "/api/bench/jobs), and upload it again if it is not there",
+        ) from error
+    return cast(T, outcome.unwrap())
+
+
+async def _finished[T](future: Future[Outcome[T]]) -> Outcome[T]:
+    waiting = asyncio.wrap_future(future)
+    try:
+        return await asyncio.shield(waiting)
+    except asyncio.CancelledError:
+        if not future.cancel():
+            # Started: wait it out, as `run_in_threadpool` waits for its thread.
+            with anyio.CancelScope(shield=True):
+                await asyncio.wait([waiting])
+        raise
+
+
+# --- The worker's side -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome[T]:
+    """What a call in a worker gave: its answer, or the problems it was refused with."""
+
+    value: T | None = None
+    problems: tuple[Problem, ...] = ()
+
+    def unwrap(self) -> T | None:
+        if self.problems:
+            raise HbenchError.from_problems(self.problems)
+        return self.value
+
+
+def _carried[T](
+    function: Callable[..., T], args: tuple[Any, ...], kwargs: Mapping[str, Any]
+) -> Outcome[T]:
+    """Run the call in the worker, so that whatever it ends with can cross back: an
+    `HbenchError` does not unpickle (its arguments are not its constructor's), and an
+    answer that fails to unpickle would break the pool for every upload."""
+    try:
+        return Outcome(function(*args, **kwargs))
+    except HbenchError as error:
+        return Outcome(problems=error.problems)
+    except Exception as error:
+        if not survives_pickling(error):
+            raise RuntimeError(f"{type(error).__qualname__}: {error}") from error
+        raise
+
+
+def survives_pickling(error: BaseException) -> bool:
+    try:
+        pickle.loads(pickle.dumps(error))  # noqa: S301 - our own bytes, in this process
+    except Exception:  # any error of any constructor: it can't cross
+        return False
+    return True
+
+
+def start_worker() -> None:
+    """A new worker: lower priority, deaf to the terminal's Ctrl-C (the server stops its
+    workers itself), and gone once its parent is."""
+    os.nice(NICENESS)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_CHECK_SECONDS)
+            if os.getppid() != parent:  # adopted: the fork server, or the server, is gone
+                os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+_databases: OrderedDict[str, Database] = OrderedDict()
+
+
+def database_at(url: str) -> Database:
+    """The worker's engine for a database URL, opened on first use; the least recently
+    used beyond `KEPT_DATABASES` is closed. A worker runs one call at a time."""
+    database = _databases.pop(url, None) or Database(url, pool_size=1, max_overflow=1)
+    _databases[url] = database
+    while len(_databases) > KEPT_DATABASES:
+        _, oldest = _databases.popitem(last=False)
+        oldest.dispose()
+    return database
+
+
+@lru_cache(maxsize=16)
+def blob_store_at(root: Path) -> BlobStore:
+    return LocalBlobStore(root)

@@ -1,0 +1,12 @@
+"""What the upload workers' fork server (`app.bench.pool`) imports before it forks a
+worker: the upload code, and the redaction engine compiled (1 to 2 s), once for every
+worker it forks, which share its memory rather than each compiling their own."""
+
+from __future__ import annotations
+
+from app.bench import service
+from app.uploads.redaction.engine import default_engine
+
+__all__ = ["service"]
+
+default_engine()
