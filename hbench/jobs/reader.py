@@ -34,6 +34,7 @@ from hbench.jobs.files import (
     TrialTaskFile,
     sum_reported,
 )
+from hbench.jobs.manifest import MANIFEST_NAME
 from hbench.jobs.models import (
     EvalScore,
     Job,
@@ -186,13 +187,16 @@ def _validate[M: BaseModel](data: Any, model: type[M], file: Path, job: Path) ->
 
 def _invalid(file: Path, job: Path, what: str) -> Problem:
     inside_trial = file.parent != job
-    fix = (
-        f"delete the folder {file.parent} and continue the job with "
-        f"`hbench jobs resume -p {job}`, which reruns that trial"
-        if inside_trial and file.name == RESULT
-        else "the file was damaged or edited after Harbor wrote it; restore it, or run the job "
-        "again"
-    )
+    if (job / MANIFEST_NAME).is_file():
+        # A sealed job's finished trials stay as sealed: resuming can't redo one.
+        fix = "the file changed after the job was sealed; restore it, or run the job again"
+    elif inside_trial and file.name == RESULT:
+        fix = (
+            f"delete the folder {file.parent} and continue the job with "
+            f"`hbench jobs resume -p {job}`, which reruns that trial"
+        )
+    else:
+        fix = "the file was damaged or edited after Harbor wrote it; restore it, or run the job again"
     return Problem("job-json-invalid", f"{file} {what}. Fix: {fix}", str(file))
 
 

@@ -341,6 +341,21 @@ def test_every_invalid_file_is_named_at_once(nop_job: Path, copy_job: CopyJob) -
     assert f"delete the folder {trial}" in by_path[str(trial / "result.json")]
 
 
+def test_a_sealed_jobs_damaged_trial_is_not_sent_to_resume(
+    nop_job: Path, copy_job: CopyJob
+) -> None:
+    """Resuming can't redo a trial a seal holds, so the fix offered is to restore or rerun."""
+    job_dir = copy_job(nop_job)
+    (job_dir / "manifest.json").write_text("{}")
+    trial = a_trial(job_dir)
+    (trial / "result.json").write_text('{"id": "x"')
+
+    (problem,) = refusal(job_dir).problems
+    assert problem.code == "job-json-invalid"
+    assert "changed after the job was sealed" in problem.message
+    assert "resume" not in problem.message
+
+
 def test_a_trial_from_another_job_is_caught(
     nop_job: Path, errored_job: Path, copy_job: CopyJob
 ) -> None:
