@@ -16,8 +16,8 @@ import httpx
 import typer
 from rich.markup import escape
 
-from hbench.atomic import atomic_writer
 from hbench import demo
+from hbench.atomic import atomic_writer
 from hbench.cli.output import console, handled, print_problems
 from hbench.errors import HbenchError
 from hbench.jobs.task_digest import dataset_digests

@@ -196,7 +196,9 @@ def _invalid(file: Path, job: Path, what: str) -> Problem:
             f"`hbench jobs resume -p {job}`, which reruns that trial"
         )
     else:
-        fix = "the file was damaged or edited after Harbor wrote it; restore it, or run the job again"
+        fix = (
+            "the file was damaged or edited after Harbor wrote it; restore it, or run the job again"
+        )
     return Problem("job-json-invalid", f"{file} {what}. Fix: {fix}", str(file))
 
 

@@ -139,6 +139,6 @@ def test_every_command_info_prints_for_the_demo_runs_as_printed(tmp_path: Path) 
         )  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
     (result,) = tmp_path.glob("jobs/*/result.json")
-    rewards = [t["verifier_result"]["rewards"]["reward"]
-               for t in map(json.loads, map(Path.read_text, tmp_path.glob("jobs/*/*/result.json")))]  # fmt: skip
+    trials = [json.loads(p.read_text()) for p in tmp_path.glob("jobs/*/*/result.json")]
+    rewards = [trial["verifier_result"]["rewards"]["reward"] for trial in trials]
     assert sorted(rewards) == [0.0, 1.0, 1.0, 1.0, 1.0], result.read_text()
