@@ -50,6 +50,17 @@ def api_token(settings: Settings, login: str = "alice") -> str:
     return token
 
 
+def under_way(settings: Settings, sock: socket.socket) -> list[str]:
+    """The uploads' scratch folders, once one is made (before any answer comes)."""
+    deadline = time.monotonic() + 10
+    while not answered(sock) and time.monotonic() < deadline:
+        folders = scratch_folders(settings) if settings.upload_dir.is_dir() else []
+        if folders:
+            return folders
+        time.sleep(0.005)
+    return []
+
+
 def stored_jobs(settings: Settings) -> int:
     database = Database(settings.effective_database_url)
     try:
@@ -84,8 +95,7 @@ def test_a_stalled_upload_is_answered_408_and_its_scratch_folder_removed(
         )
         with connect(address) as sock:
             sock.sendall(head + archive[:8192])
-            time.sleep(GRACE / 2)
-            held = scratch_folders(paced)  # the upload is under way, in its folder
+            held = under_way(paced, sock)  # the upload's folder, while it waits for more
             started = time.monotonic()
             status, _, body = read_response(sock)
             waited = time.monotonic() - started
