@@ -187,7 +187,10 @@ def resume(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None
         "POST", f"{RUNS_PATH}/{run_id}/resume", {}
     )
     actions.mask(answer["token"])  # before any line that follows can print it
-    if answer.get("spec") != spec or answer.get("job_name") != details["job_name"]:
+    # By digest: the service keeps the spec redacted, and its digest as issued.
+    if answer.get("spec_digest") != details["spec_digest"] or (
+        answer.get("job_name") != details["job_name"]
+    ):
         raise resume_mismatch(run_dir, run_id)
     # The rest (the entry, the variables the run needs) stays as the issue step wrote it.
     details["expires_at"] = answer.get("expires_at")

@@ -70,6 +70,36 @@ def test_the_saved_run_is_resumed_with_the_jobs_oidc_token(tmp_path: Path) -> No
     assert "token" not in details
 
 
+def test_a_spec_the_service_answers_redacted_resumes_by_its_digest(tmp_path: Path) -> None:
+    """The service keeps an issued spec redacted, and its digest as issued: the run whose
+    spec held a key resumes, matched by that digest."""
+    spec = {**issued_answer()["spec"], "agents": [{"kwargs": {"api_key": "sk-live-4f9a"}}]}
+    run_dir = saved_run(tmp_path / "workspace", spec=spec)
+    details = json.loads((run_dir / "run.json").read_text())
+    details["spec_digest"] = spec_digest(spec)
+    (run_dir / "run.json").write_text(json.dumps(details))
+    stored = {**spec, "agents": [{"kwargs": {"api_key": "[REDACTED]"}}]}
+    answer = {**issued_answer(), "spec": stored, "spec_digest": spec_digest(spec)}
+
+    with endpoints(answer) as server:
+        code, printed = resume(tmp_path, server.url)
+
+    assert code == 0, printed
+    assert json.loads((run_dir / "spec.json").read_text()) == spec
+
+
+def test_an_answer_for_another_spec_is_refused(tmp_path: Path) -> None:
+    saved_run(tmp_path / "workspace")
+    other = {"job_name": "hbench-demo-oracle-a3f9c1-00000001", "n_attempts": 2}
+    answer = {**issued_answer(), "spec": other, "spec_digest": spec_digest(other)}
+
+    with endpoints(answer) as server:
+        code, printed = resume(tmp_path, server.url)
+
+    assert code == 1
+    assert "(action-resume-mismatch)" in printed
+
+
 def test_an_edited_spec_is_refused_before_the_service_is_asked(tmp_path: Path) -> None:
     saved_run(tmp_path / "workspace", spec={"job_name": "x", "n_attempts": 3})
 

@@ -16,6 +16,7 @@ import pytest
 
 from hbench.action import issue
 from hbench.action.oidc import request_url
+from hbench.digest import spec_digest
 from tests.action.runner import read_file_command
 from tests.http_stub import StubHandler, stub_server
 
@@ -42,7 +43,9 @@ class Endpoints:
 
 
 @contextmanager
-def endpoints() -> Iterator[Endpoints]:
+def endpoints(answer: dict[str, Any] | None = None) -> Iterator[Endpoints]:
+    """The runner's token endpoint and the service, answering `answer` (by default an
+    issued run's) to every POST."""
     state = Endpoints(url="")
 
     class Handler(StubHandler):
@@ -61,7 +64,7 @@ def endpoints() -> Iterator[Endpoints]:
 
         def do_POST(self) -> None:
             self.record()
-            self.send_json(201, issued_answer())
+            self.send_json(201, answer or issued_answer())
 
     with stub_server(Handler) as port:
         state.url = f"http://127.0.0.1:{port}"
@@ -69,13 +72,14 @@ def endpoints() -> Iterator[Endpoints]:
 
 
 def issued_answer() -> dict[str, Any]:
+    spec = {"job_name": "hbench-demo-oracle-a3f9c1-00000001", "n_attempts": 1}
     return {
         "run_id": "0f0e0d0c-0b0a-4909-8807-060504030201",
         "board": "hbench-demo",
         "submission": "oracle-a3f9c1",
         "job_name": "hbench-demo-oracle-a3f9c1-00000001",
-        "spec": {"job_name": "hbench-demo-oracle-a3f9c1-00000001", "n_attempts": 1},
-        "spec_digest": "sha256:" + "0" * 64,
+        "spec": spec,
+        "spec_digest": spec_digest(spec),
         "prompt_template": None,
         "token": RUN_TOKEN,
         "issued_at": "2026-11-30T00:00:00Z",
