@@ -79,5 +79,3 @@ def _same(a: Rewards, b: Rewards) -> bool:
     return a.keys() == b.keys() and all(
         math.isclose(a[k], b[k], rel_tol=1e-9, abs_tol=1e-9) for k in a
     )
-
-

@@ -113,9 +113,7 @@ class Page:
     @property
     def is_maintainer(self) -> bool:
         caller = self.caller
-        return caller is not None and (
-            reports_policy.is_maintainer(caller.account, self.settings)
-        )
+        return caller is not None and (reports_policy.is_maintainer(caller.account, self.settings))
 
     @property
     def service_url(self) -> str:
