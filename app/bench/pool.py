@@ -22,6 +22,7 @@ import atexit
 import multiprocessing
 import os
 import pickle
+import select
 import signal
 import threading
 import time
@@ -50,6 +51,7 @@ NICENESS = 10
 """How much lower a worker's priority is than the server's: Linux then gives a waking
 request handler the core about nine times as readily as a busy worker."""
 PARENT_CHECK_SECONDS = 1.0
+"""How often a worker looks for its server, where it can't be told when it ends."""
 KEPT_DATABASES = 4
 """Database engines a worker keeps open, one per URL: a server has one; a test process
 many, one after another."""
@@ -108,7 +110,9 @@ def worker_pool(workers: int) -> ProcessPoolExecutor:
                 atexit.register(shutdown)
             context = multiprocessing.get_context(START_METHOD)
             context.set_forkserver_preload(PRELOAD)
-            pool = ProcessPoolExecutor(workers, mp_context=context, initializer=start_worker)
+            pool = ProcessPoolExecutor(
+                workers, mp_context=context, initializer=start_worker, initargs=(os.getpid(),)
+            )
             _pools[workers] = pool
         return pool
 
@@ -204,20 +208,38 @@ def survives_pickling(error: BaseException) -> bool:
     return True
 
 
-def start_worker() -> None:
+def start_worker(server: int) -> None:
     """A new worker: lower priority, deaf to the terminal's Ctrl-C (the server stops its
-    workers itself), and gone once its parent is."""
+    workers itself), and gone once the server is, however it ended."""
     os.nice(NICENESS)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    parent = os.getppid()
+    threading.Thread(target=_end_with, args=(server,), name="server-watch", daemon=True).start()
 
-    def watch() -> None:
-        while True:
+
+def _end_with(server: int) -> None:
+    """Wait for the server process to end, then end this one. Its parent is the fork
+    server, which lives as long as any of its children does, so the server is watched by
+    its own pid: through a pidfd, readable once it has ended (Linux), else by polling."""
+    try:
+        handle = os.pidfd_open(server)
+    except ProcessLookupError:
+        os._exit(0)
+    except (AttributeError, OSError):  # no pidfds here
+        while _alive(server):
             time.sleep(PARENT_CHECK_SECONDS)
-            if os.getppid() != parent:  # adopted: the fork server, or the server, is gone
-                os._exit(0)
+        os._exit(0)
+    select.select([handle], [], [])
+    os._exit(0)
 
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, as another user: not the server, which is ours
+        return False
+    return True
 
 
 _databases: OrderedDict[str, Database] = OrderedDict()

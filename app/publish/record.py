@@ -2,8 +2,9 @@
 
 `published_run` builds the `PublishedRun` the data repository keeps
 (`registry.datarepo.models`), from the job's stored summary (`app.checks.summary`), its
-fingerprint and redaction counts, the board and entry publishing chose, and where the
-run came from. Nothing secret is in it: the summary was built from the redacted files.
+fingerprint and redaction counts (per file, and per rule from the summary), the board and
+entry publishing chose, and where the run came from. Nothing secret is in it: the summary
+was built from the redacted files.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def published_run(
         download=download_path(run_id),
         task_digests=dict(summary.get("task_digests") or {}),
         evidence=evidence,
+        # Written by the upload (app/bench/service.py); absent from jobs uploaded before.
+        redaction_rules=dict(summary.get("redaction_rules") or {}),
     )
 
 

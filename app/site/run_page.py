@@ -10,6 +10,7 @@ escaped; the rest is the site's own markup.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from markupsafe import escape
 
@@ -225,22 +226,39 @@ def _redacted(run: PublishedRun) -> str:
 
 
 def _redactions(run: PublishedRun) -> str:
-    """The files the service redacted before storing the job, and how many values each."""
+    """What the service redacted before storing the job: how many values each rule found,
+    when the upload counted them, and how many each file held."""
     if not run.redactions:
         return ""
-    rows = "".join(
-        f'<tr><td><code>{escape(path)}</code></td><td data-sort="{n}">{n}</td></tr>\n'
-        for path, n in sorted(run.redactions.items())
-    )
     return (
         '<section aria-labelledby="redactions-heading">\n'
         '<h2 id="redactions-heading">Redactions</h2>\n'
         "<p>Values that looked like secrets were replaced before the job was stored; the "
         "download holds the redacted files.</p>\n"
+        f"{_redaction_rules(run)}"
         '<table class="sortable" id="redactions-table">\n'
         '<thead><tr><th scope="col">File</th>'
         '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
-        f"<tbody>\n{rows}</tbody>\n</table>\n</section>\n\n"
+        f"<tbody>\n{_count_rows(run.redactions)}</tbody>\n</table>\n</section>\n\n"
+    )
+
+
+def _redaction_rules(run: PublishedRun) -> str:
+    if not run.redaction_rules:
+        return ""
+    return (
+        '<table class="sortable" id="redaction-rules-table">\n'
+        "<caption>By the rule that found them</caption>\n"
+        '<thead><tr><th scope="col">Rule</th>'
+        '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
+        f"<tbody>\n{_count_rows(run.redaction_rules)}</tbody>\n</table>\n"
+    )
+
+
+def _count_rows(counts: Mapping[str, int]) -> str:
+    return "".join(
+        f'<tr><td><code>{escape(name)}</code></td><td data-sort="{n}">{n}</td></tr>\n'
+        for name, n in sorted(counts.items())
     )
 
 

@@ -145,6 +145,11 @@ class PublishedRun(Record):
         exclude_if=lambda value: value is None,
         description="What the service established about the job (registry/evidence.py).",
     )
+    redaction_rules: dict[str, int] = Field(
+        default_factory=dict,
+        exclude_if=lambda value: not value,
+        description="Rule id to values it replaced with [REDACTED], over the whole job.",
+    )
 
     def levels(self) -> list[Level]:
         """What the run proves (registry/evidence.py)."""

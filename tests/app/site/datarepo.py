@@ -28,6 +28,7 @@ DEMO_TASKS = ["count-lines", "hello-file", "prime-factor", "reverse-words", "sum
 TB_TASKS = [f"tb-task-{i:02d}" for i in range(12)]
 OPEN_TASKS = ["alpha", "beta", "gamma"]
 REDACTIONS = {"agent/trajectory.json": 2, "count-lines__a1/agent/command-0/stdout.txt": 1}
+REDACTION_RULES = {"generic-credential": 2, "anthropic-api-key": 1}
 CONFIG = {"timeout_multiplier": 2.0, "agents": [{"name": "oracle", "kwargs": {"note": "<ci>"}}]}
 OPEN_BOARD = "custom-set-1.0-acme-model-x-1a2b3c"
 REGRADED = RunEvidence(consistent=True, tasks_pinned=True, regrade="agreed")
@@ -177,7 +178,8 @@ def realistic_state() -> RepoState:
     repo.publish(
         make_run("demo-5", "hbench-demo", actions, _rewards(DEMO_TASKS, 3),
                  T0 + timedelta(days=6), provenance=ACTIONS, issued=True,
-                 redactions=REDACTIONS, config=CONFIG, evidence=redacted, task_digests=pins)
+                 redactions=REDACTIONS, redaction_rules=REDACTION_RULES, config=CONFIG,
+                 evidence=redacted, task_digests=pins)
     )  # fmt: skip
     repo.publish(
         make_run("demo-6", "hbench-demo", mona, _rewards(DEMO_TASKS, 5), T0 + timedelta(days=7))
