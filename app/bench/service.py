@@ -95,6 +95,10 @@ def accept(
     extracted = upload.extracted
     issued = upload.uploader.issued
     evidence, boards = gather(extracted, min_hbench_version, registry, issued)
+    if upload.uploader.spent is not None:
+        raise HbenchError.from_problems(
+            [spent_refusal(database, evidence.job, upload.uploader.spent)]
+        )
     report = check_job(evidence)
     if not report.accepted:
         raise HbenchError.from_problems(as_sent(report.problems, extracted))
@@ -139,6 +143,16 @@ def accept(
     also = partial(consume_jti, claims=ci.claims, now=upload.now) if ci is not None else None
     stored = store_job(database, blobs, row, archive, now=upload.now, regrade=regrade, also=also)
     return Stored(stored, report)
+
+
+def spent_refusal(database: Database, job: HarborJob | None, spent: Problem) -> Problem:
+    """Why a used run token's upload is refused: a copy of a job that counted (the run's
+    own, sent again, say) is `bench-published-before`, as the guide promises; any other job
+    is `run-token-used`."""
+    if job is None:
+        return spent
+    with database.session() as session:
+        return published_before(session, fingerprint(job)) or spent
 
 
 async def accept_in_worker(

@@ -3,7 +3,9 @@
 `authorization: Bearer hpg_…` (or the local user's session) uploads for that account. The
 `hpg-run-token: hpr_…` header uploads for the account the run was issued to, once, within
 the run's lifetime; an API token sent beside it must be that account's. Both are settled
-before the body is read, so a refused token costs no transfer.
+before the body is read, so a refused token costs no transfer. The one exception is a token
+used already: its upload is read, to tell the run's own job sent again
+(`bench-published-before`: a job counts once) from any other job (`run-token-used`).
 
 The dependency opens its own short session rather than the request's: an upload streams
 for seconds or minutes, and holding a pooled connection all that time would let a few
@@ -35,7 +37,7 @@ from app.dependencies import DatabaseDep, SettingsDep
 from app.github.oidc import ActionsClaims, get_oidc_verifier
 from app.runs.provenance import RESUMED_BY, TRUSTED_WORKFLOW
 from app.settings import Settings
-from hbench.errors import HbenchError
+from hbench.errors import HbenchError, Problem
 
 run_token_header = APIKeyHeader(
     name=RUN_TOKEN_HEADER,
@@ -75,6 +77,9 @@ class Uploader:
     run_id: uuid.UUID | None = None
     issued: IssuedSpec | None = None
     ci: CiBinding | None = None
+    spent: Problem | None = None
+    """`run-token-used`: the run has its job, so this upload is refused whatever it holds,
+    with `bench-published-before` when it is a copy of a job that counted."""
 
 
 async def upload_identity(
@@ -137,7 +142,8 @@ def get_uploader(
                     ]
                 )
         problems = run_token_problems(run.id, run.status, run.expires_at, clock())
-        if problems:
+        spent = problems[0] if [p.code for p in problems] == ["run-token-used"] else None
+        if problems and spent is None:
             raise HbenchError.from_problems(problems)
         issued = IssuedSpec(
             run_id=str(run.id),
@@ -147,7 +153,7 @@ def get_uploader(
             entry=run.entry,
         )
         ci = ci_binding(run.provenance, ci_claims) if ci_claims is not None else None
-        return Uploader(account.id, account.login, run.id, issued, ci)
+        return Uploader(account.id, account.login, run.id, issued, ci, spent)
 
 
 BOUND_CLAIMS = (

@@ -208,7 +208,10 @@ def test_a_refused_upload_ends_with_the_rule_code_and_the_fix(ran: Ran) -> None:
     assert not again.succeeded
     (error,) = again.errors
     assert error.title == "hbench: the upload was refused"
-    assert error.message.endswith("(run-token-used) — see docs/rule-codes.md#run-token-used")
+    # It counted already: a job is published once, which is what the refusal says.
+    assert error.message.endswith(
+        "(bench-published-before) — see docs/rule-codes.md#bench-published-before"
+    )
     assert ran.run_token not in again.log
 
 

@@ -174,7 +174,7 @@ def test_the_real_client_uploads_to_the_real_service(
 
         assert first.returncode == 0, first.stderr
         assert json.loads(first.stdout)["issued_run_id"] == str(run.run_id)
-        assert (second.status_code, second.json()["code"]) == (409, "run-token-used")
+        assert (second.status_code, second.json()["code"]) == (409, "bench-published-before")
         with database.session() as session:
             assert run_status(session, run.run_id) is IssuedRunStatus.UPLOADED
     finally:

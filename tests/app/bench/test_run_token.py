@@ -66,9 +66,15 @@ def test_an_issued_run_is_accepted_once_with_its_token_alone(
     assert row.summary["issued_run"]["id"] == str(run.run_id)
     assert run_status(db, run.run_id) is IssuedRunStatus.UPLOADED
 
+    # The same job again: it counted already, which is what the refusal says (a used token
+    # with another job is run-token-used: test_a_run_that_no_longer_waits_takes_no_upload).
     again = upload(remote, sealed_archive, **run_token(run.token))
 
-    assert (again.status_code, again.json()["code"]) == (409, "run-token-used")
+    assert (again.status_code, again.json()["code"]) == (409, "bench-published-before")
+    assert again.json()["errors"][0]["message"] == (
+        f"hbench job {row.job_id} was published before, and a job is published once: run "
+        "the benchmark again for a new result"
+    )
     assert len(job_rows(db)) == 1
     assert len(stored_blobs(settings)) == 1
 
@@ -305,7 +311,9 @@ def test_two_uploads_racing_with_one_token_get_one_acceptance(
     # Refused at the database's unique run token, or, when the other upload committed first,
     # by the rule table, which also names the job as already stored.
     refusal = refused.json()
-    assert "run-token-used" in {refusal["code"], *(error["code"] for error in refusal["errors"])}
+    # or, once the other's job is stored, as a copy of a job that counted.
+    said = {refusal["code"], *(error["code"] for error in refusal["errors"])}
+    assert said & {"run-token-used", "bench-published-before"}, refusal
     assert len(job_rows(db)) == 1
     assert len(stored_blobs(settings)) == 1
     assert run_status(db, run.run_id) is IssuedRunStatus.UPLOADED

@@ -112,7 +112,7 @@ def test_a_pasted_run_token_uploads_as_the_issued_run(
     assert 'It is an issued run: it goes on <span class="slug">hbench-demo</span>' in confirm
 
     used = page_upload(client, sealed_archive, mine.token)
-    assert used.status_code == 409 and used.json()["code"] == "run-token-used"
+    assert used.status_code == 409 and used.json()["code"] == "bench-published-before"
 
 
 def test_a_refused_upload_lists_its_rule_codes(client: TestClient, db: Session) -> None:
