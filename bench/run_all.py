@@ -43,6 +43,7 @@ SCRIPTS = (
     Script("seal_verify", ("--size-mib", "100", "--files", "5000", "--repeat", "3")),
     Script("upload_check", ("--quick", "--repeat", "3")),
     Script("redaction", ("--quick",)),
+    Script("upload_isolation", ("--mib", "6", "--uploads", "4")),
     Script("upload_client"),
     Script("upload_concurrent", ("--uploads", "100", "--concurrency", "50", "--serial", "10")),
     Script("issue_throughput"),
