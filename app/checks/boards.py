@@ -3,19 +3,20 @@
 An issued run keeps the board it was issued for. Any other job is placed by
 `registry.placement.place` on the registry's boards. A job that fits none (tasks from a
 folder, a dataset without a version, an agent no board can name) is not refused for it:
-it stays on Your bench, and `notes` say why it fits no board.
+it stays on Your bench, and `notes` say why it fits no board. Which notes the stored job
+keeps is the board rules' answer (`app.checks.board_rules`, `judged`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import ValidationError
 
 from app.checks.evidence import IssuedSpec
 from hbench.errors import HbenchError, Problem
+from hbench.jobs.facts import facts_from_job
 from hbench.jobs.models import Job
-from registry.jobfacts import facts_from_job
 from registry.loader import Registry
 from registry.pins import differing_tasks
 from registry.pins import mismatch as pin_mismatch
@@ -58,6 +59,14 @@ def boards_for(job: Job, registry: Registry, issued: IssuedSpec | None) -> Board
         opens=placement.opens,
         notes=placement.problems,
     )
+
+
+def judged(boards: Boards, notes: tuple[Problem, ...]) -> Boards:
+    """The boards once the board rules have run: none, with their failures as the notes,
+    when any failed; else what placement found."""
+    if not notes:
+        return boards
+    return replace(boards, fits=(), opens=None, notes=notes)
 
 
 def issued_run_pins(

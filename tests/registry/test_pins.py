@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from hbench.cli.main import app as hbench_app
 from hbench.demo import TASKS_DIR
+from hbench.jobs.facts import facts_from_job
 from hbench.jobs.reader import read_job
 from hbench.jobs.task_digest import dataset_digests
-from registry.jobfacts import facts_from_job
 from registry.loader import load_registry
 from registry.placement import place
 from tests.conftest import HarborJobFactory

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from hbench.jobs.facts import facts_from_job
 from hbench.jobs.reader import read_job
 from hbench.sandbox import IMPORT_PATH
-from registry.jobfacts import facts_from_job
 from registry.loader import load_registry
 from registry.placement import EntrySettings, entry_name, place
 from registry.scoring import estimate, pass_at_k
-
-from ..conftest import HarborJobFactory
+from tests.conftest import HarborJobFactory
 
 pytestmark = pytest.mark.harbor
 

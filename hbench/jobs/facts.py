@@ -1,5 +1,5 @@
 """`JobFacts` from a Harbor job as `hbench.jobs.reader.read_job` reads it: the bridge from
-the job format to placement and scoring."""
+the job format to the registry's placement and scoring (the registry knows no job format)."""
 
 from __future__ import annotations
 
