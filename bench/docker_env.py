@@ -24,8 +24,8 @@ from pathlib import Path
 
 from report import Row, emit
 
-from hbench.demo import DATASET_REF, materialize
 from hbench.sandbox import IMPORT_PATH
+from registry.demo import DATASET_REF, materialize
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/ is not installed
 from tools import dockerhost, images

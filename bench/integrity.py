@@ -52,8 +52,8 @@ def harbor() -> str:
 
 def demo_job(work: Path, name: str) -> tuple[Path, Path, float]:
     """Run the demo dataset with the oracle in the sandbox; its folder, tasks and seconds."""
-    from hbench.demo import DATASET_REF, materialize  # noqa: PLC0415
     from hbench.sandbox import IMPORT_PATH  # noqa: PLC0415
+    from registry.demo import DATASET_REF, materialize  # noqa: PLC0415
 
     registry = materialize(work / "dataset")
     start = time.perf_counter()

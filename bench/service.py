@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from app.health import wait_until_healthy
-from hbench.demo import demo_spec, materialize
+from hbench.demo import demo_spec
 from hbench.jobs.manifest import load_manifest, seal
 from hbench.jobs.pack import pack
+from registry.demo import materialize
 
 BIN = Path(sys.executable).parent
 STARTUP_SECONDS = 90.0

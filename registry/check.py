@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from hbench import demo
 from hbench.errors import Problem
+from registry import demo
 from registry.loader import PRICES, Registry, parse_registry, read_folder
 
 Datasets = Mapping[str, Sequence[str]]
@@ -22,7 +22,7 @@ Check = Callable[[Registry, Mapping[str, str], Datasets], list[Problem]]
 
 
 def bundled_datasets() -> dict[str, list[str]]:
-    """The datasets hbench ships, always at hand: the demo."""
+    """The datasets the registry ships, always at hand: the demo (`registry.demo`)."""
     return {demo.DATASET_REF: demo.task_names()}
 
 

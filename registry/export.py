@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 from pydantic import Field, ValidationError
 
-from hbench.demo import BUNDLED_REGISTRY, DATASET_REF, LAY_OUT_COMMAND
 from hbench.errors import Problem
+from registry.demo import BUNDLED_REGISTRY, DATASET_REF, LAY_OUT_COMMAND
 from registry.jsonfile import dumps
 from registry.loader import Registry
 from registry.schema import (

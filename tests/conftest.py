@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hbench.demo import DATASET_REF, materialize
 from hbench.sandbox import IMPORT_PATH
+from registry.demo import DATASET_REF, materialize
 from tools import dockerhost
 
 HARBOR = str(Path(sys.executable).with_name("harbor"))

@@ -13,9 +13,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from hbench.demo import DATASET_REF
-from hbench.demo import TASKS_DIR as DEMO_TASKS_DIR
 from hbench.jobs.task_digest import task_name
+from registry.demo import DATASET_REF
+from registry.demo import TASKS_DIR as DEMO_TASKS_DIR
 
 
 def dataset_folder(dataset: str | None, tasks_root: Path | None) -> Path | None:

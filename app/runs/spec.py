@@ -15,7 +15,7 @@ from pydantic import JsonValue
 
 from app.runs.policy import DOCKER, Target
 from app.runs.schemas import Declarative, RegistrySource
-from hbench.demo import BUNDLED_REGISTRY, DATASET_REF
+from registry.demo import BUNDLED_REGISTRY, DATASET_REF
 from registry.placement import EntrySettings, entry_name
 from registry.settings import agent_options
 
@@ -105,7 +105,7 @@ def job_name(board: str, entry: str, suffix: str) -> str:
 
 def dataset_source(target: Target, mirror: RegistrySource | None) -> DatasetSource:
     """The body's mirror; else, for the demo dataset, the registry hbench lays out where the
-    run starts (`hbench.demo.BUNDLED_REGISTRY`), never a file of this machine's; else the
+    run starts (`registry.demo.BUNDLED_REGISTRY`), never a file of this machine's; else the
     registry the benchmark names; else Harbor's default registry."""
     if mirror is not None:
         return DatasetSource(registry_url=mirror.url, registry_path=mirror.path)

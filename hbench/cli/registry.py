@@ -16,11 +16,11 @@ import httpx
 import typer
 from rich.markup import escape
 
-from hbench import demo
 from hbench.atomic import atomic_writer
 from hbench.cli.output import console, handled, print_problems
 from hbench.errors import HbenchError
 from hbench.jobs.task_digest import dataset_digests
+from registry import demo
 from registry.check import check_folder, datasets_from_harbor_registry
 from registry.export import BenchmarkRecord, Index, export_registry
 from registry.loader import load_registry

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from hbench.demo import DATASET_REF, TASKS_DIR
 from hbench.jobs.completeness import completeness_problems
 from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.manifest import seal, verify
 from hbench.jobs.reader import read_job
+from registry.demo import DATASET_REF, TASKS_DIR
 from tests.conftest import run_harbor
 from tools import dockerhost, images
 

@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from hbench.demo import DATASET_REF, task_names
 from hbench.sandbox import IMPORT_PATH
+from registry.demo import DATASET_REF, task_names
 from registry.loader import DEFAULT_DIR, load_registry
 from registry.placement import JobFacts, TrialFacts
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hbench.demo import task_names
 from registry.check import check_folder, datasets_from_harbor_registry
+from registry.demo import task_names
 from registry.loader import DEFAULT_DIR, load_registry
 
 from .helpers import copy_default_registry

@@ -10,10 +10,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from hbench.cli.main import app as hbench_app
-from hbench.demo import TASKS_DIR
 from hbench.jobs.facts import facts_from_job
 from hbench.jobs.reader import read_job
 from hbench.jobs.task_digest import dataset_digests
+from registry.demo import TASKS_DIR
 from registry.loader import load_registry
 from registry.placement import place
 from tests.conftest import HarborJobFactory
@@ -27,8 +27,8 @@ def test_the_demo_pins_are_its_bundled_tasks_as_harbor_hashes_them() -> None:
     """Fails when a demo task changes without its pins: run the command the message gives."""
     assert dataset_digests(TASKS_DIR) == DEMO_PINS, (
         "the demo's tasks changed: pin them again with `hbench registry pin hbench-demo "
-        "--tasks hbench/demo/tasks --registry registry/data --from "
-        '"the tasks shipped in hbench/demo/tasks, hbench 0.3.0"`'
+        "--tasks registry/demo/tasks --registry registry/data --from "
+        '"the tasks shipped in registry/demo/tasks, hbench 0.3.0"`'
     )
 
 

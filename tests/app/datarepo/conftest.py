@@ -22,9 +22,9 @@ from app.datarepo.repo_init import create_data_repository
 from app.datarepo.writer import Writer
 from app.db.models import OutboxEntry
 from app.db.session import Database
-from hbench.demo import task_names
 from registry.datarepo.models import Provenance, PublishedRun, RunEntry, RunUsage
 from registry.datarepo.state import RepoState
+from registry.demo import task_names
 from registry.loader import load_registry
 from registry.placement import EntrySettings, OpenBoard, entry_name, place
 

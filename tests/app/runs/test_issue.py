@@ -14,9 +14,9 @@ from sqlalchemy.orm import Session
 from app.auth.tokens import hash_token, is_run_token
 from app.db.models import IssuedRunStatus
 from app.settings import Settings
-from hbench.demo import BUNDLED_REGISTRY
 from hbench.digest import spec_digest
 from hbench.sandbox import IMPORT_PATH
+from registry.demo import BUNDLED_REGISTRY
 from registry.placement import EntrySettings, entry_name
 
 from ..conftest import REMOTE, TokenFactory, bearer

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from hbench.demo import demo_spec, task_names
+from hbench.demo import demo_spec
 from hbench.digest import spec_digest
+from registry.demo import task_names
 from tests.hbench.cli.helpers import hbench, write_spec
 
 pytestmark = pytest.mark.harbor

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from hbench.demo import DATASET_REF
 from hbench.sandbox import IMPORT_PATH
+from registry.demo import DATASET_REF
 from tests.conftest import HARBOR, HarborJobFactory, run_harbor
 
 ROOT = Path(__file__).resolve().parents[3]

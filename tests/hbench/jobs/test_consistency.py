@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from hbench.demo import DATASET_REF
 from hbench.jobs.consistency import consistency_problems, zone_offset
 from hbench.jobs.reader import read_job
 from hbench.sandbox import IMPORT_PATH
+from registry.demo import DATASET_REF
 from tests.conftest import run_harbor
 
 CopyJob = Callable[[Path], Path]

@@ -1,18 +1,17 @@
-"""The demo dataset `hbench-demo@1.0`: five tiny shell tasks shipped with hbench.
+"""The demo dataset `hbench-demo@1.0`: five tiny shell tasks the registry ships beside its
+default data, so the demo board's benchmark always has its tasks at hand.
 
 `registry.json` beside this file names the tasks by paths relative to the
 repository's root. `materialize()` copies the tasks elsewhere and writes a
 registry whose paths are absolute, so the dataset runs from any folder.
+`hbench.demo` lays it out before a run and builds the demo's job configs.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterable, Mapping
 from pathlib import Path
-
-from hbench.sandbox import IMPORT_PATH
 
 DATASET_NAME = "hbench-demo"
 DATASET_VERSION = "1.0"
@@ -23,8 +22,8 @@ TASKS_DIR = HERE / "tasks"
 
 BUNDLED_REGISTRY = ".hbench/hbench-demo/registry.json"
 """Where a spec the service issues names the demo's registry: relative to the folder the run
-starts in, where hbench lays the bundled dataset out before Harbor starts (`lay_out`). The
-spec names no file on the service's machine, so it runs anywhere hbench is installed: a
+starts in, where hbench lays the bundled dataset out before Harbor starts (`hbench.demo.lay_out`).
+The spec names no file on the service's machine, so it runs anywhere hbench is installed: a
 contributor's machine, a GitHub runner, the runner image."""
 
 LAY_OUT_COMMAND = "hbench registry demo-dataset"
@@ -35,20 +34,6 @@ in, so `harbor run --registry-path` finds it there."""
 def bundled_dataset() -> dict[str, str]:
     """The demo dataset as an issued spec names it: travelling with hbench itself."""
     return {"name": DATASET_NAME, "version": DATASET_VERSION, "registry_path": BUNDLED_REGISTRY}
-
-
-def lay_out(datasets: Iterable[object], cwd: Path) -> list[Path]:
-    """Write the bundled demo dataset where a job's datasets name it by `BUNDLED_REGISTRY`,
-    below `cwd` (where Harbor reads relative paths from); returns the registries written."""
-    written = []
-    for dataset in datasets:
-        if (
-            isinstance(dataset, Mapping)
-            and dataset.get("name") == DATASET_NAME
-            and dataset.get("registry_path") == BUNDLED_REGISTRY
-        ):
-            written.append(materialize((cwd / BUNDLED_REGISTRY).parent))
-    return written
 
 
 def task_names() -> list[str]:
@@ -70,29 +55,3 @@ def materialize(dest: Path) -> Path:
     registry = dest / "registry.json"
     registry.write_text(json.dumps(spec, indent=2, sort_keys=True) + "\n")
     return registry
-
-
-def demo_spec(
-    registry: Path,
-    job_name: str,
-    *,
-    agent: str = "oracle",
-    n_attempts: int = 1,
-    environment: str | None = None,
-) -> dict[str, object]:
-    """A Harbor job config running the demo dataset in the bubblewrap sandbox, or in the
-    Harbor environment type `environment` names (such as `docker`).
-
-    The service issues specs of this shape for the demo board; tests and the
-    walkthrough use it to run the demo without a service.
-    """
-    where = {"import_path": IMPORT_PATH} if environment is None else {"type": environment}
-    return {
-        "job_name": job_name,
-        "n_attempts": n_attempts,
-        "agents": [{"name": agent}],
-        "environment": where,
-        "datasets": [
-            {"name": DATASET_NAME, "version": DATASET_VERSION, "registry_path": str(registry)}
-        ],
-    }
