@@ -10,10 +10,10 @@ import typer
 from app.auth.service import create_api_token, ensure_account
 from app.cli_state import StateDir, settings_for
 from app.datarepo.cli import data_repo
-from app.db.migrate import current_revision, head_revision
+from app.db.migrate import current_revision, head_revision, migrated_database
 from app.http.server import run as run_server
 from app.http.server import server_config
-from app.main import create_app, migrated_database
+from app.main import create_app
 from app.publish.cli import maintenance
 from app.regrade.cli import embedded_worker, regrade
 from app.reports.cli import deny, reports

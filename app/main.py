@@ -19,8 +19,7 @@ from app.auth import routes as auth_routes
 from app.bench import routes as bench_routes
 from app.blobs import LocalBlobStore
 from app.datarepo.service import start_background_writer
-from app.db.migrate import upgrade
-from app.db.session import Database
+from app.db.migrate import migrated_database
 from app.dependencies import Resources
 from app.errors import install_error_handlers
 from app.github import oauth as github_oauth
@@ -88,28 +87,6 @@ def app_settings(app: FastAPI) -> Settings:
     """The settings the app's handlers see, overrides included."""
     settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
     return settings
-
-
-def prepare_state_dir(settings: Settings) -> None:
-    """Create the state directory and its blob folder on first start.
-
-    Only the user running the service may read it: it holds private jobs.
-    """
-    settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    settings.blob_dir.mkdir(parents=True, exist_ok=True)
-
-
-def migrated_database(settings: Settings) -> Database:
-    """The settings' database, its state directory made on first use, brought up to the
-    newest schema (the service on start, and every `hbench-app` command)."""
-    prepare_state_dir(settings)
-    database = Database(settings.effective_database_url)
-    try:
-        upgrade(database.engine)
-    except BaseException:
-        database.dispose()
-        raise
-    return database
 
 
 def open_resources(settings: Settings) -> Resources:

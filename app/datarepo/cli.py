@@ -22,7 +22,7 @@ from app.datarepo.outbox import counts
 from app.datarepo.repo_init import create_data_repository, initial_files
 from app.datarepo.service import writer_for
 from app.datarepo.writer import DrainReport, Writer
-from app.main import migrated_database
+from app.db.migrate import migrated_database
 from app.site.workflow import pages_workflow_files
 from hbench.cli.output import handled
 

@@ -1,4 +1,6 @@
 """Run the Alembic migrations in `app/migrations/` from code: at start-up, in tests, from the CLI.
+`migrated_database` opens the service's database brought up to date, for the service and
+every `hbench-app` command alike.
 
 There is no `alembic.ini`: the configuration is built here, around a connection the
 caller opened, so the migrations run on exactly the engine the service uses.
@@ -13,6 +15,9 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine
+
+from app.db.session import Database
+from app.settings import Settings
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
 
@@ -49,3 +54,25 @@ def head_revision() -> str:
     if head is None:
         raise RuntimeError(f"no migrations found in {MIGRATIONS_DIR}")
     return head
+
+
+def prepare_state_dir(settings: Settings) -> None:
+    """Create the state directory and its blob folder on first start.
+
+    Only the user running the service may read it: it holds private jobs.
+    """
+    settings.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    settings.blob_dir.mkdir(parents=True, exist_ok=True)
+
+
+def migrated_database(settings: Settings) -> Database:
+    """The settings' database, its state directory made on first use, brought up to the
+    newest schema (the service on start, and every `hbench-app` command)."""
+    prepare_state_dir(settings)
+    database = Database(settings.effective_database_url)
+    try:
+        upgrade(database.engine)
+    except BaseException:
+        database.dispose()
+        raise
+    return database

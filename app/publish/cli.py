@@ -13,9 +13,9 @@ import typer
 
 from app.blobs import LocalBlobStore
 from app.cli_state import StateDir, settings_for
+from app.db.migrate import migrated_database
 from app.db.models import utcnow
 from app.db.session import Database
-from app.main import migrated_database
 from app.publish.maintenance import MaintenanceReport, run_maintenance
 from app.publish.retention import Policy
 from app.settings import Settings

@@ -13,8 +13,8 @@ from sqlalchemy.orm import Session
 
 from app.auth.service import ensure_account
 from app.cli_state import StateDir, settings_for
+from app.db.migrate import migrated_database
 from app.db.models import Account, utcnow
-from app.main import migrated_database
 from app.reports import service
 from app.reports.policy import REASONS
 from app.settings import Settings
