@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from app import health
 from app.auth import routes as auth_routes
 from app.bench import routes as bench_routes
-from app.blobs import LocalBlobStore
+from app.blobs import open_blob_store
 from app.datarepo.service import start_background_writer
 from app.db.migrate import migrated_database
 from app.dependencies import Resources
@@ -92,7 +92,7 @@ def app_settings(app: FastAPI) -> Settings:
 def open_resources(settings: Settings) -> Resources:
     """Prepare the state directory, migrate the database to head, open the stores."""
     database = migrated_database(settings)
-    return Resources(database=database, blobs=LocalBlobStore(settings.blob_dir))
+    return Resources(database=database, blobs=open_blob_store(settings))
 
 
 @asynccontextmanager

@@ -34,6 +34,8 @@ TRUSTED_WORKFLOW_PATTERN = (
     r"=[0-9a-f]{40}"
 )
 """A reusable workflow at a released ref, and the commit that ref named at the release."""
+# S3's rules for a bucket's name: 3-63 lower-case letters, digits, dots and hyphens.
+BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 
 # Values people paste from templates and examples. A secret that is one of these (or that
 # is this short) protects nothing, so GitHub mode refuses to start with it.
@@ -93,6 +95,19 @@ class Settings(BaseSettings):
     body_min_rate: int = Field(default=4 * 1024, ge=1)
     body_deadline_rate: int = Field(default=64 * 1024, ge=1)
     trusted_proxies: Annotated[tuple[str, ...], NoDecode] = ()
+
+    # The blob store (app/blobs/): a local folder, or an S3-compatible bucket that several
+    # replicas share. Credentials come from the standard AWS variables (docs/settings.md).
+    blob_store: Literal["local", "s3"] = "local"
+    s3_endpoint: str | None = None
+    s3_bucket: str | None = Field(default=None, pattern=BUCKET_PATTERN)
+    s3_region: str = Field(default="us-east-1", pattern=r"^[a-z0-9-]{1,40}$")
+    s3_public_endpoint: str | None = None
+    s3_presign: bool = True
+    s3_presign_lifetime: timedelta = Field(
+        default=timedelta(seconds=60), ge=timedelta(seconds=1), le=timedelta(days=7)
+    )
+    s3_part_size: int = Field(default=8 * 1024 * 1024, ge=5 * 1024 * 1024, le=5 * 1024**3)
 
     data_repository_url: str | None = None
     writer_enabled: bool = True
@@ -156,6 +171,7 @@ class Settings(BaseSettings):
         "regrade_timeout",
         "regrade_poll_interval",
         "body_grace_period",
+        "s3_presign_lifetime",
         mode="before",
     )
     @classmethod
@@ -203,6 +219,39 @@ class Settings(BaseSettings):
                 "(http:// only to 127.0.0.1 or localhost)"
             )
         return value.rstrip("/")
+
+    @field_validator("s3_endpoint", "s3_public_endpoint")
+    @classmethod
+    def _check_s3_endpoint(cls, value: str | None) -> str | None:
+        # Requests to the store are signed, never carry the secret key; plain HTTP is
+        # allowed for a store on a private network (a compose file's MinIO).
+        if value is None:
+            return value
+        parts = urlsplit(value)
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or parts.username
+            or parts.password
+            or parts.query
+            or parts.fragment
+        ):
+            raise ValueError(
+                "use an http:// or https:// URL with no user name, query or fragment, such "
+                "as http://minio:9000; credentials go in AWS_ACCESS_KEY_ID and "
+                "AWS_SECRET_ACCESS_KEY"
+            )
+        return value.rstrip("/")
+
+    @model_validator(mode="after")
+    def _refuse_s3_without_bucket(self) -> Settings:
+        if self.blob_store == "s3" and self.s3_bucket is None:
+            raise HbenchError(
+                "settings-missing",
+                f"{env_name('blob_store')}=s3 needs {env_name('s3_bucket')}: the bucket "
+                "that holds the blobs, made beforehand",
+            )
+        return self
 
     @field_validator("database_url")
     @classmethod

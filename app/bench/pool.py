@@ -39,7 +39,7 @@ import anyio
 from sqlalchemy.engine import URL
 from starlette.concurrency import run_in_threadpool
 
-from app.blobs import BlobStore, LocalBlobStore
+from app.blobs import BlobLocation, BlobStore, location_of, store_at
 from app.db.session import Database
 from hbench.errors import HbenchError, Problem
 
@@ -63,22 +63,17 @@ class Stores:
     can cross to another process."""
 
     database_url: str
-    blob_root: Path
+    blob_location: BlobLocation
 
     @classmethod
     def of(cls, database: Database, blobs: BlobStore) -> Stores:
-        if not isinstance(blobs, LocalBlobStore):
-            raise TypeError(
-                f"the upload workers open blob stores by their folder; a {type(blobs).__name__} "
-                "can't be opened in another process"
-            )
-        return cls(shared_url(database.engine.url), blobs.root.absolute())
+        return cls(shared_url(database.engine.url), location_of(blobs))
 
     def database(self) -> Database:
         return database_at(self.database_url)
 
     def blobs(self) -> BlobStore:
-        return blob_store_at(self.blob_root)
+        return blob_store_at(self.blob_location)
 
 
 def shared_url(url: URL) -> str:
@@ -257,5 +252,5 @@ def database_at(url: str) -> Database:
 
 
 @lru_cache(maxsize=16)
-def blob_store_at(root: Path) -> BlobStore:
-    return LocalBlobStore(root)
+def blob_store_at(location: BlobLocation) -> BlobStore:
+    return store_at(location)

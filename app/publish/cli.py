@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from app.blobs import LocalBlobStore
+from app.blobs import open_blob_store
 from app.cli_state import StateDir, settings_for
 from app.db.migrate import migrated_database
 from app.db.models import utcnow
@@ -54,7 +54,7 @@ def run(
 
 def _round(settings: Settings, database: Database) -> MaintenanceReport:
     policy = Policy(settings.publish_window, settings.deleted_files_retention)
-    blobs = LocalBlobStore(settings.blob_dir)
+    blobs = open_blob_store(settings)
     report = run_maintenance(database, blobs, now=utcnow(), policy=policy)
     typer.echo(
         f"Counted {report.counted} issued runs; hid the files of {report.hidden} jobs; "

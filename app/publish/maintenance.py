@@ -41,6 +41,8 @@ class MaintenanceReport:
     hidden: int
     purged: int
     orphans: int
+    abandoned_writes: int = 0
+    """Blob writes that died part-way (temporary files, incomplete multipart uploads)."""
 
 
 def run_maintenance(
@@ -52,7 +54,8 @@ def run_maintenance(
         hidden = hide_files(session, now, policy)
         purged = purge_deleted(session, blobs, now, policy)
     orphans = sweep_orphan_blobs(database, blobs, now=now)
-    return MaintenanceReport(counted, hidden, purged, len(orphans))
+    abandoned = blobs.sweep_temporary()
+    return MaintenanceReport(counted, hidden, purged, len(orphans), abandoned)
 
 
 def count_finished_runs(session: Session, now: datetime) -> int:

@@ -1,90 +1,28 @@
-"""The blob store: job archives and their files, behind a narrow interface.
-
-`BlobStore` is what the service needs of any store (a local folder now, S3-compatible
-object storage at scale). A blob is written whole or not at all: readers never see half
-a file, whatever happens to the process while it writes.
+"""The local blob store: blobs as files under a folder, for one machine (or a shared file
+system). Each is written to a temporary file and renamed into place.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import re
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Protocol
+from typing import BinaryIO
 
-CHUNK_BYTES = 1024 * 1024
-MAX_KEY_LENGTH = 512
+from app.blobs.protocol import (
+    CHUNK_BYTES,
+    KEY_PATTERN,
+    STALE_TEMP_SECONDS,
+    BlobNotFoundError,
+    Readable,
+    validate_key,
+    validate_prefix,
+)
+
 TEMP_DIR = ".tmp"
-# A temporary file older than this was left by a writer that died mid-blob.
-STALE_TEMP_SECONDS = 3600.0
-
-# Keys are paths of plain names: no empty, `.` or `..` segment, no leading dot (which also
-# keeps `.tmp` out of reach), no backslash or control character. S3 accepts all of these;
-# we don't, so a key means the same object in every store.
-_SEGMENT = r"[A-Za-z0-9_][A-Za-z0-9._=+@-]*"
-KEY_PATTERN = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT})*")
-PREFIX_PATTERN = re.compile(rf"(?:{_SEGMENT}/)*(?:[A-Za-z0-9_][A-Za-z0-9._=+@-]*)?")
-
-
-class Readable(Protocol):
-    """Anything with `read(n)`: an open file, a spooled upload, a decompressing stream."""
-
-    def read(self, size: int = -1, /) -> bytes: ...
-
-
-class BlobNotFoundError(LookupError):
-    """No blob has this key."""
-
-
-class InvalidBlobKeyError(ValueError):
-    """A key that could escape the store or mean different things in different stores.
-
-    Keys are made by the service, never taken from a request, so this is a bug, not a
-    refusal, and it carries no rule code.
-    """
-
-
-class BlobStore(Protocol):
-    """Where blobs live. Keys are `/`-separated names, as `validate_key` allows."""
-
-    def put(self, key: str, stream: Readable) -> int:
-        """Store the stream's bytes under `key`, replacing any blob there; return the size.
-
-        The blob appears whole or not at all: a failure or crash leaves the key as it was.
-        """
-        ...
-
-    def open(self, key: str) -> BinaryIO:
-        """Open a blob for reading; raise `BlobNotFoundError` if there is none."""
-        ...
-
-    def delete(self, key: str) -> bool:
-        """Remove a blob; return whether there was one."""
-        ...
-
-    def exists(self, key: str) -> bool: ...
-
-    def list(self, prefix: str = "") -> Iterator[str]:
-        """The keys that start with `prefix`, in sorted order."""
-        ...
-
-
-def validate_key(key: str) -> str:
-    """Return the key if it is safe to use, else raise `InvalidBlobKeyError`."""
-    if len(key) > MAX_KEY_LENGTH or not KEY_PATTERN.fullmatch(key):
-        raise InvalidBlobKeyError(f"invalid blob key {key!r}")
-    return key
-
-
-def validate_prefix(prefix: str) -> str:
-    """Return the prefix if it is a key's start made of whole or partial safe names."""
-    if len(prefix) > MAX_KEY_LENGTH or not PREFIX_PATTERN.fullmatch(prefix):
-        raise InvalidBlobKeyError(f"invalid blob key prefix {prefix!r}")
-    return prefix
 
 
 class LocalBlobStore:
@@ -150,6 +88,12 @@ class LocalBlobStore:
                 if key.startswith(prefix) and KEY_PATTERN.fullmatch(key):
                     keys.append(key)
         yield from sorted(keys)
+
+    def download_url(self, key: str, *, content_disposition: str, content_type: str) -> str | None:
+        """A folder has no addresses of its own: the service streams its blobs."""
+        if not self.path(key).is_file():
+            raise BlobNotFoundError(key)
+        return None
 
     def sweep_temporary(self, older_than: float = STALE_TEMP_SECONDS) -> int:
         """Remove temporary files left by writers that died; return how many."""
