@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,15 +26,14 @@ RUNS_PATH = "/v1/runs"
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEFAULT_METRIC = "accuracy"
 MAX_TASK_REWARDS = 5000
-SLUG = re.compile(r"^[a-z0-9-]{1,100}$")
 TIMEOUT = httpx.Timeout(30.0)
 
 
 def summary_from_job(
-    job_dir: Path, *, benchmark: str | None = None, model: str | None = None, metric: str
+    job_dir: Path, *, benchmark: str, model: str | None = None, metric: str
 ) -> dict[str, Any]:
-    """The RunSubmission of a finished job folder; `benchmark` and `model` when the job
-    can't tell them."""
+    """The RunSubmission of a finished job folder, of the registry benchmark `benchmark`
+    (`hbench.runsummary.benchmark_of` finds it); `model` when the job can't tell it."""
     job = read_job(job_dir)
     rewards = [
         {"task": t.task_name or t.trial_name, "reward": t.reward or 0.0}
@@ -43,7 +41,7 @@ def summary_from_job(
     ]
     tokens = [job.n_input_tokens, job.n_output_tokens]  # input includes cached tokens
     return {
-        "benchmarkSlug": benchmark or job_benchmark(job),
+        "benchmarkSlug": benchmark,
         "model": model or job_model(job),
         "harness": job_harness(job),
         "taskCount": max(1, len({t.task_name for t in job.results})),
@@ -61,18 +59,6 @@ def summary_from_job(
         "taskRewards": rewards if len(rewards) <= MAX_TASK_REWARDS else None,
         "notes": None,
     }
-
-
-def job_benchmark(job: Job) -> str:
-    """The benchmark a job ran, from its one dataset's name (`hbench-demo@1.0`)."""
-    names = {ref.split("@", 1)[0] for ref in job.dataset_refs}
-    if len(names) == 1 and SLUG.match(name := names.pop()):
-        return name
-    raise HbenchError(
-        "push-benchmark-unknown",
-        f"can't tell the benchmark of {job.path} from its datasets "
-        f"({', '.join(job.dataset_refs) or 'none'}); pass --benchmark SLUG",
-    )
 
 
 def job_model(job: Job) -> str:

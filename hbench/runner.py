@@ -112,6 +112,18 @@ def run_spec(spec: Spec, *, jobs_dir: Path | None = None, max_retries: int | Non
     return root / created[0]
 
 
+def run_harbor(args: list[str], jobs_dir: Path) -> Path:
+    """`harbor run` with these arguments (which must write under `jobs_dir`, `-o`); the job
+    folder it wrote. For runs hbench builds itself, such as `hbench registry run`."""
+    before = _job_folders(jobs_dir)
+    _run([harbor_binary(), "run", *args])
+    created = sorted(_job_folders(jobs_dir) - before)
+    if len(created) != 1:
+        message = f"could not tell which folder under {jobs_dir} Harbor wrote"
+        raise HbenchError("harbor-failed", message)
+    return jobs_dir / created[0]
+
+
 def resume_job(job_dir: Path) -> None:
     """Continue a stopped job with Harbor, in place."""
     if not (job_dir / "config.json").is_file():

@@ -70,6 +70,76 @@ FULL = "full"
 """The task set every benchmark has: all of its dataset's tasks."""
 
 
+Grading = Literal["exact_match", "numeric", "multiple_choice", "code_tests"]
+FieldName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", max_length=100)]
+
+
+class HubDataset(Record):
+    """Where an `hf_rows` benchmark's rows are on the Hugging Face Hub."""
+
+    repo: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")] = Field(
+        description="The dataset's repository, `org/name`."
+    )
+    config: str | None = Field(default=None, max_length=100, description="The subset, if any.")
+    split: str = Field(min_length=1, max_length=100, description="The split tasks come from.")
+    revision: str | None = Field(
+        default=None, max_length=100, description="A commit or tag; the default branch if absent."
+    )
+
+
+class PackagedCopy(Record):
+    """A copy of the rows shipped inside a Python package, read without the network."""
+
+    package: str = Field(min_length=1, max_length=100, description="The PyPI distribution.")
+    module: FieldName = Field(description="The module its data sits under.")
+    path: str = Field(
+        pattern=r"^[\w.-]+(?:/[\w.-]+)*$", description="The file inside that module."
+    )
+    revision: str = Field(min_length=1, max_length=100, description="The package's version.")
+
+
+class RowMapping(Record):
+    """How one dataset row becomes a task: its instruction, its expected answer, its grading.
+
+    `instruction` is a template whose `{field}` names are the row's fields (`{choices}`
+    lists a multiple-choice row's options as `A. …`)."""
+
+    id: FieldName | None = Field(default=None, description="The row's id field, if it has one.")
+    instruction: str = Field(min_length=1, max_length=4000)
+    grading: Grading = Field(
+        description="`exact_match`, `numeric`, `multiple_choice` (the option's letter) or "
+        "`code_tests` (the row's tests run against the agent's code)."
+    )
+    answer: list[FieldName] = Field(
+        min_length=1,
+        description="The field holding the expected answer; for `code_tests`, the fields "
+        "whose text, joined, is the reference solution.",
+    )
+    answer_pattern: str | None = Field(
+        default=None,
+        max_length=200,
+        description="A regular expression whose first group is the answer inside the field "
+        "(`#### (.+)$` for GSM8K).",
+    )
+    choices: FieldName | None = Field(
+        default=None, description="For `multiple_choice`: the field listing the options."
+    )
+    tests: FieldName | None = Field(default=None, description="For `code_tests`: the tests.")
+    entry_point: FieldName | None = Field(
+        default=None, description="For `code_tests`: the field naming the function to check."
+    )
+
+    @model_validator(mode="after")
+    def _complete(self) -> Self:
+        if self.grading == "code_tests" and (self.tests is None or self.entry_point is None):
+            raise ValueError("`code_tests` needs `tests` and `entryPoint`")
+        if self.grading == "multiple_choice" and self.choices is None:
+            raise ValueError("`multiple_choice` needs `choices`")
+        if self.grading != "code_tests" and len(self.answer) != 1:
+            raise ValueError(f"`{self.grading}` takes one `answer` field")
+        return self
+
+
 class Adapter(Record):
     """How the benchmark's tasks become Harbor tasks (the skill document's `harbor.adapter`)."""
 
@@ -83,6 +153,27 @@ class Adapter(Record):
     repo_url: Url | None = Field(
         default=None, description="A repository holding the tasks or the external harness."
     )
+    subdir: str | None = Field(
+        default=None,
+        pattern=r"^[\w.-]+(?:/[\w.-]+)*$",
+        description="For a repository: the folder of tasks inside it.",
+    )
+    hub: HubDataset | None = Field(default=None, description="For `hf_rows`: the Hub dataset.")
+    packaged: PackagedCopy | None = Field(
+        default=None, description="For `hf_rows`: a copy of the rows that needs no network."
+    )
+    rows: RowMapping | None = Field(default=None, description="For `hf_rows`: row to task.")
+    instructions: str | None = Field(
+        default=None, max_length=2000, description="For `external_harness`: how to run it."
+    )
+
+    @model_validator(mode="after")
+    def _kind_fields(self) -> Self:
+        if self.kind == "hf_rows" and (self.hub is None or self.rows is None):
+            raise ValueError("an `hf_rows` adapter needs `hub` and `rows`")
+        if self.kind != "hf_rows" and (self.rows or self.hub or self.packaged):
+            raise ValueError("only an `hf_rows` adapter has `hub`, `packaged` and `rows`")
+        return self
 
 
 class HarborAccess(Record):
@@ -124,9 +215,13 @@ class HarborAccess(Record):
         if (self.task_digests is None) != (self.pinned_from is None):
             raise ValueError("`taskDigests` and `pinnedFrom` are given together or not at all")
         runnable = self.status in ("native", "adapter")
+        rows = self.adapter is not None and self.adapter.kind == "hf_rows"
         if self.task_digests is not None and not runnable:
             raise ValueError(f"status {self.status!r} runs no Harbor dataset to pin")
-        if runnable and (self.dataset is None or self.reach is None):
+        if rows and (self.status != "adapter" or self.source is None):
+            # Tasks made from rows are pulled, not found in a Harbor registry.
+            raise ValueError("an `hf_rows` adapter goes with status `adapter` and a `source`")
+        if runnable and not rows and (self.dataset is None or self.reach is None):
             raise ValueError(f"status {self.status!r} needs `dataset` and `reach`")
         if not runnable and self.dataset is not None:
             raise ValueError(f"status {self.status!r} runs no Harbor dataset; drop `dataset`")
@@ -260,6 +355,10 @@ class Model(Record):
     harbor_names: list[str] = Field(
         default_factory=list,
         description="The names Harbor records for it (`-m`, `model_name`); empty for `none`.",
+    )
+    aliases: list[str] = Field(
+        default_factory=list,
+        description="Other names people push it as (`Claude Sonnet 4.5`), matched ignoring case.",
     )
     agents: list[AgentName] = Field(
         min_length=1, description="The agents a run may be issued with for this model."

@@ -9,16 +9,12 @@ from typing import Annotated
 
 import typer
 
+from hbench import runsummary
 from hbench.cli.output import console, handled
 from hbench.errors import HbenchError
-from hbench.push import (
-    DEFAULT_METRIC,
-    DEFAULT_URL,
-    load_summary,
-    newest_job,
-    push,
-    summary_from_job,
-)
+from hbench.push import DEFAULT_URL, load_summary, newest_job, push
+from hbench.runsummary import SUMMARY_NAME
+from registry.loader import load_registry
 
 URL_VARIABLE = "HBENCH_URL"
 
@@ -27,8 +23,8 @@ def push_command(
     summary: Annotated[
         Path | None,
         typer.Argument(
-            help="A RunSubmission JSON file, or a job folder to summarise (default: the "
-            "newest job under ./jobs).",
+            help="A RunSubmission JSON file (hbench-run-summary.json), or a job folder to "
+            "summarise (default: the newest summary under ./jobs, else its newest job).",
         ),
     ] = None,
     *,
@@ -44,8 +40,12 @@ def push_command(
         str | None, typer.Option("--model", help="The model, when the job can't tell.")
     ] = None,
     metric: Annotated[
-        str, typer.Option("--metric", help="The benchmark's metric, for a job folder.")
-    ] = DEFAULT_METRIC,
+        str | None,
+        typer.Option(
+            "--metric",
+            help="The metric, for a job folder (default: the benchmark's, else accuracy).",
+        ),
+    ] = None,
     notes: Annotated[
         str | None,
         typer.Option("--notes", help="Settings that make the score non-comparable (temperature…)."),
@@ -64,16 +64,31 @@ def push_command(
 ) -> None:
     """Push a run's score summary: the figures only, never outputs, transcripts or keys.
 
-    Prints the run's id and address; exits 1 when the service refuses it, with the
-    refusal's message and code.
+    A summary beside its job must still match it: its resultsHash is the sha256 of the
+    job's result.json, and its figures are the job's (push-results-hash-mismatch,
+    push-summary-edited). A run over pulled tasks waits for an oracle run of them that
+    scored 100 (push-oracle-not-passed). Harbor's dataset names map to registry slugs
+    through the registry's harbor.dataset. Prints the run's id and address; exits 1 when
+    the service refuses it, with the refusal's message and code.
     """
     with handled():
-        source = summary if summary is not None else newest_job(Path("jobs"))
+        registry = load_registry()
+        source = summary if summary is not None else newest_source(Path("jobs"))
+        if source.is_dir() and (source / SUMMARY_NAME).is_file():
+            source = source / SUMMARY_NAME
         if source.is_dir():
-            body = summary_from_job(source, benchmark=benchmark, model=model, metric=metric)
+            body = runsummary.build(
+                source, registry, benchmark=benchmark, model=model, metric=metric
+            )
+            job_dir: Path | None = source
         else:
             body = load_summary(source)
+            job_dir = source.parent if (source.parent / "result.json").is_file() else None
+            if job_dir is not None:
+                runsummary.check_unedited(job_dir, body, registry)
             body.update({k: v for k, v in (("benchmarkSlug", benchmark), ("model", model)) if v})
+        if job_dir is not None:
+            runsummary.check_oracle(job_dir)
         if notes is not None:
             body["notes"] = notes
         if dry_run:
@@ -82,6 +97,13 @@ def push_command(
         pushed = push(url, body, api_token(token_env))
     console.print(f"[green]✓[/green] pushed {pushed.id}")
     typer.echo(pushed.url)
+
+
+def newest_source(jobs_dir: Path) -> Path:
+    """What `hbench push` alone sends: the newest run summary under `jobs_dir`, else the
+    newest job folder there."""
+    found = runsummary.newest(jobs_dir)
+    return found if found is not None else newest_job(jobs_dir)
 
 
 def api_token(token_env: str | None) -> str | None:

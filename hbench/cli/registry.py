@@ -234,3 +234,10 @@ def _print_record(record: BenchmarkRecord) -> None:
 
 def _is_url(source: str) -> bool:
     return source.startswith(("https://", "http://"))
+
+
+# `pull` and `run` live in their own module; they read records through StaticRegistry above.
+from hbench.cli.registry_pull import pull, run  # noqa: E402
+
+app.command("pull")(pull)
+app.command("run")(run)

@@ -109,8 +109,9 @@ def test_a_refused_summary_prints_the_message_and_code(
     assert httpx.get(f"{url}/v1/runs").json()["data"] == []
 
 
-def test_a_job_without_a_model_asks_for_one(tmp_path: Path, demo_job: Path) -> None:
-    refused = hbench("push", str(demo_job), "--dry-run", cwd=tmp_path)
-    assert refused.returncode == 1
-    assert "(push-model-unknown)" in refused.stderr
-    assert "--model" in refused.stderr
+def test_an_agent_that_calls_no_model_is_pushed_with_the_model_none(
+    tmp_path: Path, demo_job: Path
+) -> None:
+    shown = hbench("push", str(demo_job), "--dry-run", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["model"] == "none"
