@@ -21,7 +21,7 @@ from registry.jsonfile import canonical
 from registry.loader import Registry
 from registry.pins import differing_tasks
 from registry.pins import mismatch as pin_mismatch
-from registry.schema import NO_MODEL, AgentName, DatasetRef, Digest, Record, Slug
+from registry.schema import NO_MODEL, AgentName, Benchmark, DatasetRef, Digest, Record, Slug
 
 MAX_ATTEMPTS = 5
 """Uploads may use 1 to 5 attempts per task; issued runs 1 or 3 (the board's `attempts`)."""
@@ -238,13 +238,30 @@ def place(facts: JobFacts, registry: Registry, open_boards: Sequence[OpenBoard] 
     benchmarks = registry.benchmarks_for_dataset(facts.dataset)
     allowed = sorted({env for b in benchmarks for env in b.custom_environments})
     if same_cell or (":" in facts.environment and facts.environment not in allowed):
-        message = (
-            f"the environment {facts.environment} is allowed only on boards of another "
-            "benchmark; run the job with Harbor's docker environment (or another built-in type)"
-        )
+        message = _environment_refused(facts, [c.slug for c in same_cell], benchmarks)
         return Placement(problems=(Problem("board-environment-refused", message),))
     benchmark = benchmarks[0].slug if benchmarks else None
     return Placement(opens=new_board(facts, model, allowed, benchmark))
+
+
+def _environment_refused(
+    facts: JobFacts, cells: Sequence[str], benchmarks: Sequence[Benchmark]
+) -> str:
+    """Why no board takes the job's environment: the boards of its cell don't allow it, its
+    benchmark lists other custom environments, or no board covers its dataset at all."""
+    if cells:
+        where = f"the boards of its tasks, model and settings ({', '.join(cells)}) don't allow it"
+    elif benchmarks:
+        where = f"the boards of {', '.join(b.slug for b in benchmarks)} don't allow it"
+    else:
+        where = (
+            f"no board covers {facts.dataset}, and a new board takes only Harbor's built-in "
+            "environments"
+        )
+    return (
+        f"the job ran in the environment {facts.environment}, and {where}; it fits no board. "
+        "Run it with Harbor's docker environment (or another built-in type) to publish it"
+    )
 
 
 def _differing(cell: BoardCell, facts: JobFacts) -> list[str]:

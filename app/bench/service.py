@@ -1,11 +1,13 @@
 """Taking an upload in, and reading jobs back for Your bench.
 
 `accept` is the upload's work once the archive is unpacked: gather the evidence from the
-files, run the rule table (`app.checks.rules`), and only when every rule passes redact
-the files, pack them and store the job (`app.bench.storage`). It raises `HbenchError`
-with every failure otherwise, and stores nothing. It is CPU-bound work, so the service
-runs it in an upload worker's process (`accept_in_worker`, `app.bench.pool`), never in
-the server's own threads, where it would hold up every other request.
+files, run the rule tables (`app.checks.rules`), and only when every store rule passes
+redact the files, pack them and store the job (`app.bench.storage`); the board rules'
+failures become the notes of a job kept on Your bench that fits no board. It raises
+`HbenchError` with every store rule's failure otherwise, and stores nothing. It is
+CPU-bound work, so the service runs it in an upload worker's process (`accept_in_worker`,
+`app.bench.pool`), never in the server's own threads, where it would hold up every other
+request.
 """
 
 from __future__ import annotations
@@ -25,11 +27,10 @@ from app.bench.pool import Stores, run_in_worker
 from app.bench.storage import blob_key, new_job_id, store_job
 from app.bench.uploader import Uploader
 from app.blobs import BlobStore
-from app.checks.boards import Boards, boards_for
+from app.checks.boards import Boards, boards_for, judged
 from app.checks.evidence import Evidence, Identity, IssuedSpec
-from app.checks.rules import check_job
+from app.checks.rules import Checked, check_job
 from app.checks.summary import UploadSize, fingerprint, job_summary
-from app.checks.table import Report
 from app.db.models import Job, JobStatus
 from app.db.session import Database
 from app.github.oidc import consume_jti
@@ -64,10 +65,12 @@ LISTED_STATUSES = (JobStatus.PRIVATE, JobStatus.PUBLISHED, JobStatus.WITHDRAWN)
 
 @dataclass(frozen=True)
 class Stored:
-    """An accepted upload: its row, and the checks it passed."""
+    """An accepted upload: its row, its checks, and, for a copy of a job that counted
+    already, why it can't count again (`bench-published-before`)."""
 
     row: Job
-    report: Report
+    report: Checked
+    counted: Problem | None = None
 
 
 @dataclass(frozen=True)
@@ -106,11 +109,12 @@ def accept(
     if job is None or manifest is None or boards is None:
         # Unreachable: the rules fail an upload whose job or manifest can't be read.
         raise RuntimeError("an accepted upload has a job and a manifest")
-    if issued is not None:  # a run token's upload counts on its board, and a job counts once
-        with database.session() as session:
-            seen = published_before(session, fingerprint(job))
-        if seen is not None:
-            raise HbenchError.from_problems([seen])
+    boards = judged(boards, tuple(as_sent(list(report.board_notes), extracted)))
+    with database.session() as session:
+        seen = published_before(session, fingerprint(job))
+    if seen is not None and issued is not None:
+        # A run token's upload counts on its board, and a job counts once.
+        raise HbenchError.from_problems([seen])
     redacted = redact_folder_by_rule(extracted.root, extracted.files, max_values=max_redactions)
     redactions = redacted.files
     dataset = boards.facts.dataset if boards.facts is not None else None
@@ -142,7 +146,7 @@ def accept(
     regrade = new_regrade(row.id, plan, upload.now)
     also = partial(consume_jti, claims=ci.claims, now=upload.now) if ci is not None else None
     stored = store_job(database, blobs, row, archive, now=upload.now, regrade=regrade, also=also)
-    return Stored(stored, report)
+    return Stored(stored, report, counted=seen)
 
 
 def spent_refusal(database: Database, job: HarborJob | None, spent: Problem) -> Problem:
@@ -228,6 +232,7 @@ def gather(
         job=job,
         job_problems=job_problems,
         placement=boards.placement if boards is not None else None,
+        board_notes=boards.notes if boards is not None else (),
         issued=issued,
     )
     return evidence, boards
@@ -285,7 +290,7 @@ def new_row(
     manifest: Manifest,
     boards: Boards,
     *,
-    report: Report,
+    report: Checked,
     redactions: dict[str, int],
     tasks_pinned: bool = False,
 ) -> Job:
@@ -332,6 +337,15 @@ def list_jobs(session: Session, account_id: uuid.UUID, limit: int) -> list[Job]:
             .limit(limit)
         )
     )
+
+
+def counted_before(session: Session, row: Job) -> Problem | None:
+    """Why a private job can't count: it is a copy of a job that counted already (published,
+    or uploaded with its run token), found by its fingerprint. Read each time, so a copy
+    uploaded before its original was published is marked once the original counts."""
+    if row.status is not JobStatus.PRIVATE:
+        return None
+    return published_before(session, row.fingerprint, exclude=row.id)
 
 
 def get_job(session: Session, account_id: uuid.UUID, job_id: uuid.UUID) -> Job:

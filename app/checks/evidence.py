@@ -55,5 +55,9 @@ class Evidence:
     placement: Placement | None = None
     """Where a self-reported job may go; None for an issued run, whose board is fixed, and
     for a job that can't be placed at all."""
+    board_notes: tuple[Problem, ...] = ()
+    """Why the boards found no board for the job (`app.checks.boards.Boards.notes`):
+    placement's problems, why the job can't be described to it, or an issued run's other
+    task files."""
     issued: IssuedSpec | None = None
     """The run the upload's run token belongs to; None for an upload with an API token."""

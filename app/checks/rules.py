@@ -1,30 +1,43 @@
-"""The rule table an uploaded job must pass. Each rule is a small function of the evidence.
+"""The rule tables an uploaded job goes through. Each rule is a small function of the evidence.
+
+Two tables. `STORE_RULES` decide whether the job may be stored at all: its seal, that it
+finished, what ran, its retries and attempts, and for an issued run that it ran its spec.
+`BOARD_RULES` (`app.checks.board_rules`) decide which boards it fits: tasks from a
+registry, no prompt unless issued, its environment, a board's cell. A job that passes the
+first is kept privately on Your bench whatever the second says; each board rule's failure
+becomes a note saying why it fits no board, and publishing it is refused with that code.
 
 Every rule runs, and every failure is kept, not only the first: a refusal lists them all
 (STYLE.md, "verification as tables of checks"). A rule that can't run because what it
 reads could not be read is *skipped*, and the rule that reads that part reports why.
-The checks are on the bytes as they arrived, before redaction touched them.
-`docs/rule-codes.md` ("Upload checks") explains each code.
+The checks are on the bytes as they arrived, before redaction touched them. Each entry
+names the codes it can give; `docs/rule-codes.md` ("Upload checks") explains each code.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from app.checks.board_rules import BOARD_RULES, PROMPT_NOT_ISSUED, prompt_outcome
 from app.checks.evidence import Evidence
 from app.checks.spec_match import spec_differences
-from app.checks.table import Outcome, Report, Rule, failed, passed, run_table, skipped
+from app.checks.table import (
+    Outcome,
+    Report,
+    Rule,
+    RuleResult,
+    failed,
+    passed,
+    run_table,
+    skipped,
+)
 from hbench.errors import Problem
 from hbench.jobs.completeness import completeness_problems
-from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS, JobConfig
+from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS
 from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.manifest import MANIFEST_NAME, check_hbench_version, compare, identity_problems
 from hbench.jobs.models import Job
 from registry.placement import MAX_ATTEMPTS
-
-PROMPT_KWARG = "prompt_template_path"
-"""The agent option through which Harbor's agents take a prompt template."""
-
-ENVIRONMENT_REFUSED = "board-environment-refused"
-
 
 # The manifest: present, matching the bytes, recent enough, naming this job.
 
@@ -209,7 +222,7 @@ def attempts_in_range(evidence: Evidence) -> Outcome:
     return passed(f"{n} attempt{'s' if n > 1 else ''} per task")
 
 
-# How it ran: retries of crashes only; prompts only as issued; an allowed environment.
+# How it ran: retries of crashes only; an issued run's prompt only as issued.
 
 
 def retries_only_crashes(evidence: Evidence) -> Outcome:
@@ -271,56 +284,12 @@ def _retried_failures(job: Job) -> list[Problem]:
     ]
 
 
-def prompt_as_issued(evidence: Evidence) -> Outcome:
-    job, issued = evidence.job, evidence.issued
-    if job is None:
-        return skipped("the job can't be read")
-    used = prompt_texts(job.config)
-    if not used:
-        return passed("no prompt template and no extra instructions")
-    if issued is not None and prompt_texts(JobConfig.model_validate(dict(issued.spec))):
-        return passed(f"{', '.join(used)}, as issued (the spec-matches rule compares them)")
-    why = (
-        f"its run {issued.run_id} was issued without them"
-        if issued is not None
-        else "only an issued run may use them, so the site knows them before the run"
-    )
-    return failed(
-        [
-            Problem(
-                "job-prompt-not-issued",
-                f"the job used {' and '.join(used)}, but {why}. Issue a run with "
-                "`declarative.prompt_template` or `declarative.extra_instructions` and run "
-                "its spec, or run the benchmark again without them",
-                "config.json",
-            )
-        ]
-    )
-
-
-def prompt_texts(config: JobConfig) -> list[str]:
-    """What of a config changes the agent's prompt: a template, extra instructions."""
-    used = [
-        f"a prompt template (agents[{i}].kwargs.{PROMPT_KWARG})"
-        for i, agent in enumerate(config.agents)
-        if agent.kwargs.get(PROMPT_KWARG)
-    ]
-    extra = len(config.extra_instructions) + len(config.extra_instruction_paths)
-    if extra:
-        used.append(f"{extra} extra instruction{'s' if extra > 1 else ''}")
-    return used
-
-
-def environment_allowed(evidence: Evidence) -> Outcome:
-    if evidence.issued is not None:
-        return skipped("an issued run runs where its spec says (the spec-matches rule)")
-    placement = evidence.placement
-    refused = [p for p in placement.problems if p.code == ENVIRONMENT_REFUSED] if placement else []
-    if refused:
-        return failed(refused)
-    if placement is None or not (placement.fits or placement.opens):
-        return skipped("the job fits no board, so no board's environments apply")
-    return passed("its environment is allowed on the boards it fits")
+def prompt_matches_spec(evidence: Evidence) -> Outcome:
+    """An issued run used a prompt only if its spec has one: a store rule, since the run's
+    config must be its spec."""
+    if evidence.issued is None:
+        return skipped("not an issued run: its prompt decides the boards it fits")
+    return prompt_outcome(evidence)
 
 
 # An issued run: its config is its spec, and the manifest names that spec.
@@ -375,32 +344,106 @@ def spec_digest_matches(evidence: Evidence) -> Outcome:
     )
 
 
-RULES: tuple[Rule, ...] = (
-    Rule("manifest-present", "The job has a readable manifest.json", manifest_present),
-    Rule("manifest-matches-bytes", "Every file matches the manifest", manifest_matches_bytes),
-    Rule("hbench-version", "A recent enough hbench sealed it", hbench_version),
-    Rule("manifest-identity", "The manifest names this job", manifest_identity),
-    Rule("job-readable", "Harbor wrote the job", job_readable),
-    Rule("job-complete", "The job finished, every trial with a result", job_complete),
-    Rule("one-dataset", "It ran one dataset", one_dataset),
-    Rule("one-agent", "It ran one agent", one_agent),
-    Rule("one-model", "It ran one model", one_model),
-    Rule("attempts-in-range", "1 to 5 attempts per task", attempts_in_range),
-    Rule("job-consistent", "Its files agree with each other", job_consistent),
-    Rule("retries-only-crashes", "Retries reran only crashes", retries_only_crashes),
-    Rule("prompt-as-issued", "No prompt template or instructions unless issued", prompt_as_issued),
-    Rule("environment-allowed", "Its environment is allowed where it goes", environment_allowed),
-    Rule("spec-matches", "An issued run's config is its spec", spec_matches),
-    Rule("spec-digest-matches", "The manifest names the issued spec", spec_digest_matches),
-)
-"""The table, in the order failures are listed: integrity first, then what ran, whether
-the job's files agree with each other, then how it ran. (Agreement comes after what ran: a
-config edited to name two agents also disagrees with its lock, and the agents say more.)"""
+STORE_RULES: tuple[Rule, ...] = (
+    Rule(
+        "manifest-present", "The job has a readable manifest.json", manifest_present,
+        ("manifest-missing", "manifest-invalid", "job-file-unreadable", "job-json-invalid"),
+    ),
+    Rule(
+        "manifest-matches-bytes", "Every file matches the manifest", manifest_matches_bytes,
+        ("manifest-file-missing", "manifest-file-extra", "manifest-file-changed"),
+    ),
+    Rule(
+        "hbench-version", "A recent enough hbench sealed it", hbench_version,
+        ("hbench-version-too-old", "manifest-invalid"),
+    ),
+    Rule(
+        "manifest-identity", "The manifest names this job", manifest_identity,
+        ("manifest-invalid",),
+    ),
+    Rule(
+        "job-readable", "Harbor wrote the job", job_readable,
+        (
+            "job-not-harbor", "job-not-found", "job-json-invalid", "job-result-missing",
+            "trial-result-missing", "job-file-unreadable", "job-unsafe-file",
+        ),
+    ),
+    Rule(
+        "job-complete", "The job finished, every trial with a result", job_complete,
+        (
+            "job-unfinished", "job-incomplete", "job-trials-extra", "trial-cancelled",
+            "trial-job-mismatch", "trial-result-missing", "job-no-trials",
+        ),
+    ),
+    Rule("one-dataset", "It ran one dataset", one_dataset, ("job-several-datasets",)),
+    Rule("one-agent", "It ran one agent", one_agent, ("job-several-agents",)),
+    Rule("one-model", "It ran one model", one_model, ("job-several-models",)),
+    Rule(
+        "attempts-in-range", "1 to 5 attempts per task", attempts_in_range,
+        ("job-attempts-out-of-range",),
+    ),
+    Rule(
+        "job-consistent", "Its files agree with each other", job_consistent,
+        (
+            "trial-reward-mismatch", "job-result-mismatch", "trial-time-outside-job",
+            "job-plan-mismatch", "task-digest-inconsistent",
+        ),
+    ),
+    Rule(
+        "retries-only-crashes", "Retries reran only crashes", retries_only_crashes,
+        ("job-retries-not-crashes",),
+    ),
+    Rule(
+        "prompt-as-issued", "An issued run used a prompt only if issued with one",
+        prompt_matches_spec, (PROMPT_NOT_ISSUED,),
+    ),
+    Rule(
+        "spec-matches", "An issued run's config is its spec", spec_matches,
+        ("local-spec-mismatch",),
+    ),
+    Rule(
+        "spec-digest-matches", "The manifest names the issued spec", spec_digest_matches,
+        ("run-spec-digest-mismatch",),
+    ),
+)  # fmt: skip
+"""Whether the job may be stored, in the order failures are listed: integrity first, then
+what ran, whether the job's files agree with each other, then how it ran, and an issued
+run's spec. (Agreement comes after what ran: a config edited to name two agents also
+disagrees with its lock, and the agents say more.)"""
+
+RULES: tuple[Rule, ...] = STORE_RULES + BOARD_RULES
 
 
-def check_job(evidence: Evidence) -> Report:
-    """Run the whole table on an upload's evidence; the report holds every failure."""
-    return run_table(RULES, evidence)
+@dataclass(frozen=True)
+class Checked:
+    """Both tables' reports: what decides storing, and what decides the boards."""
+
+    store: Report
+    boards: Report
+
+    @property
+    def results(self) -> tuple[RuleResult, ...]:
+        """Every rule's result, the store rules' first: what the stored job shows."""
+        return self.store.results + self.boards.results
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Why the job can't be stored: the store rules' failures alone."""
+        return self.store.problems
+
+    @property
+    def accepted(self) -> bool:
+        return self.store.accepted
+
+    @property
+    def board_notes(self) -> tuple[Problem, ...]:
+        """Why the job fits no board: the board rules' failures."""
+        return tuple(self.boards.problems)
+
+
+def check_job(evidence: Evidence) -> Checked:
+    """Run both tables on an upload's evidence; each report holds every failure."""
+    return Checked(run_table(STORE_RULES, evidence), run_table(BOARD_RULES, evidence))
 
 
 def _manifest_missing() -> Problem:

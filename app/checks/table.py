@@ -52,11 +52,13 @@ def failed(problems: Sequence[Problem]) -> Outcome:
 
 @dataclass(frozen=True)
 class Rule:
-    """One check: a stable name, what it checks in a line, and the function that checks it."""
+    """One check: a stable name, what it checks in a line, the function that checks it, and
+    every rule code its failures can carry (a test holds each failure to them)."""
 
     name: str
     title: str
     check: Callable[[Evidence], Outcome]
+    codes: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,16 @@ class Report:
     @property
     def accepted(self) -> bool:
         return not self.problems
+
+    def unnamed(self, rules: Sequence[Rule]) -> list[tuple[str, str]]:
+        """Each (rule, code) of a failure whose code its rule doesn't name: none, always."""
+        named = {rule.name: rule.codes for rule in rules}
+        return [
+            (result.rule, problem.code)
+            for result in self.results
+            for problem in result.outcome.problems
+            if problem.code not in named.get(result.rule, ())
+        ]
 
 
 def run_table(rules: Sequence[Rule], evidence: Evidence) -> Report:

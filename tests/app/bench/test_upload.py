@@ -58,6 +58,7 @@ def test_a_real_job_is_checked_and_kept_privately(
     assert body["issued_run_id"] is None
     statuses = {check["rule"]: check["status"] for check in body["checks"]}
     assert statuses.pop("spec-matches") == statuses.pop("spec-digest-matches") == "skipped"
+    assert statuses.pop("prompt-as-issued") == "skipped"  # an issued run's rule
     assert set(statuses.values()) == {"passed"}
 
     (row,) = job_rows(db)

@@ -7,25 +7,42 @@ from typing import Any
 
 import pytest
 
+from app.checks import rules
+from app.checks.board_rules import BOARD_RULES
 from app.checks.evidence import Evidence, IssuedSpec
-from app.checks.rules import RULES, check_job
-from app.checks.table import MAX_PROBLEMS_PER_RULE, Report, run_table
+from app.checks.rules import RULES, STORE_RULES, Checked
+from app.checks.table import MAX_PROBLEMS_PER_RULE, Outcome, Report, Rule, failed, run_table
 from hbench.digest import spec_digest
 from hbench.errors import Problem
 from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS, JobConfig, RetrySettings
 from hbench.jobs.models import LoggedRetry
+from hbench.rules import RULE_CODES
 from registry.placement import Placement
 from tests.app.bench.jobs import SealedJob
 
 RULE_INDEX = {rule.name: index for index, rule in enumerate(RULES)}
 
 
-def statuses(report: Report) -> dict[str, str]:
+def check_job(evidence: Evidence) -> Checked:
+    """Both tables, with every failure held to the codes its rule's entry names."""
+    checked = rules.check_job(evidence)
+    assert checked.store.unnamed(STORE_RULES) == []
+    assert checked.boards.unnamed(BOARD_RULES) == []
+    return checked
+
+
+def statuses(report: Report | Checked) -> dict[str, str]:
     return {result.rule: result.outcome.status for result in report.results}
 
 
-def codes(report: Report) -> list[str]:
+def codes(report: Report | Checked) -> list[str]:
+    """Why the job can't be stored: the store rules' failures."""
     return [problem.code for problem in report.problems]
+
+
+def notes(checked: Checked) -> list[str]:
+    """Why the stored job fits no board: the board rules' failures."""
+    return [problem.code for problem in checked.board_notes]
 
 
 def with_config(evidence: Evidence, **changes: Any) -> Evidence:
@@ -54,9 +71,28 @@ def test_a_real_job_passes_every_rule_that_applies(evidence: Evidence) -> None:
     assert [result.rule for result in report.results] == [rule.name for rule in RULES]
     assert statuses(report) == {
         **{rule.name: "passed" for rule in RULES},
+        "prompt-as-issued": "skipped",
         "spec-matches": "skipped",
         "spec-digest-matches": "skipped",
     }
+    assert notes(report) == []
+
+
+def test_every_entry_names_its_codes_from_the_catalogue() -> None:
+    assert [rule.name for rule in RULES] == [rule.name for rule in STORE_RULES + BOARD_RULES]
+    assert len({rule.name for rule in RULES}) == len(RULES)
+    for rule in RULES:
+        assert rule.codes, rule.name
+        assert set(rule.codes) <= RULE_CODES, (rule.name, set(rule.codes) - RULE_CODES)
+
+
+def test_a_failure_with_a_code_its_entry_does_not_name_is_found(evidence: Evidence) -> None:
+    def check(_: Evidence) -> Outcome:
+        return failed([Problem("job-unfinished", "a code the entry does not name")])
+
+    loose = Rule("loose", "Gives a code it does not name", check, ("job-incomplete",))
+
+    assert run_table([loose], evidence).unnamed([loose]) == [("loose", "job-unfinished")]
 
 
 def test_an_empty_rule_set_is_an_error(evidence: Evidence) -> None:
@@ -187,7 +223,9 @@ def test_attempts_outside_one_to_five_are_refused(evidence: Evidence, attempts: 
     assert "job-attempts-out-of-range" in codes(report)
 
 
-def test_a_prompt_needs_a_run_issued_with_one(evidence: Evidence, sealed: SealedJob) -> None:
+def test_a_prompt_keeps_a_self_reported_job_off_the_boards_and_an_issued_run_to_its_spec(
+    evidence: Evidence, sealed: SealedJob
+) -> None:
     agents = [{"name": "oracle", "kwargs": {"prompt_template_path": "prompt.j2"}}]
     prompted = with_config(evidence, agents=JobConfig.model_validate({"agents": agents}).agents)
 
@@ -195,30 +233,65 @@ def test_a_prompt_needs_a_run_issued_with_one(evidence: Evidence, sealed: Sealed
     issued_without = check_job(dataclasses.replace(prompted, issued=issued(sealed)))
     issued_with = check_job(dataclasses.replace(prompted, issued=issued(sealed, agents=agents)))
 
-    assert codes(self_reported) == ["job-prompt-not-issued"]
-    assert "only an issued run may use them" in self_reported.problems[0].message
+    # Kept, on no board: the prompt is a board rule's failure, a note.
+    assert self_reported.accepted
+    assert notes(self_reported) == ["job-prompt-not-issued"]
+    assert "only an issued run may use them" in self_reported.board_notes[0].message
+    assert statuses(self_reported)["prompt-needs-issued-run"] == "failed"
+    assert statuses(self_reported)["prompt-as-issued"] == "skipped"
+    # An issued run must be its spec: a prompt it was issued without is refused.
     assert codes(issued_without)[0] == "job-prompt-not-issued"
     assert "local-spec-mismatch" in codes(issued_without)
-    assert "job-prompt-not-issued" not in codes(issued_with)
-    assert "local-spec-mismatch" not in codes(issued_with)
+    assert "was issued without them" in issued_without.problems[0].message
+    assert statuses(issued_without)["prompt-needs-issued-run"] == "skipped"
+    assert not {"job-prompt-not-issued", "local-spec-mismatch"} & set(codes(issued_with))
+    assert notes(issued_with) == []
 
 
 def test_extra_instructions_count_as_a_prompt(evidence: Evidence) -> None:
     report = check_job(with_config(evidence, extra_instructions=["Be terse.", "Be kind."]))
 
-    assert codes(report) == ["job-prompt-not-issued"]
-    assert "2 extra instructions" in report.problems[0].message
+    assert report.accepted
+    assert notes(report) == ["job-prompt-not-issued"]
+    assert "2 extra instructions" in report.board_notes[0].message
 
 
-def test_an_environment_placement_refuses_is_refused_unless_issued(
+def test_an_environment_no_board_allows_is_a_note_and_an_issued_run_runs_its_spec(
     evidence: Evidence, sealed: SealedJob
 ) -> None:
     refusal = Problem("board-environment-refused", "the environment x:Y is allowed elsewhere")
-    refused = dataclasses.replace(evidence, placement=Placement(problems=(refusal,)))
+    refused = dataclasses.replace(
+        evidence, placement=Placement(problems=(refusal,)), board_notes=(refusal,)
+    )
 
-    assert codes(check_job(refused)) == ["board-environment-refused"]
-    as_issued = dataclasses.replace(refused, placement=None, issued=issued(sealed))
-    assert check_job(as_issued).accepted
+    kept = check_job(refused)
+    assert kept.accepted
+    assert notes(kept) == ["board-environment-refused"]
+    assert statuses(kept)["board-cell"] == "skipped"
+    as_issued = dataclasses.replace(refused, placement=None, board_notes=(), issued=issued(sealed))
+    assert check_job(as_issued).accepted and notes(check_job(as_issued)) == []
+
+
+def test_tasks_from_a_folder_are_kept_on_no_board(evidence: Evidence) -> None:
+    local = Problem("board-local-tasks", "the job ran tasks from a folder")
+    folder = JobConfig.model_validate({"datasets": [{"path": "/srv/tasks"}]}).datasets
+    placed = dataclasses.replace(evidence, board_notes=(local,))
+
+    report = check_job(with_config(placed, datasets=folder))
+
+    assert report.accepted
+    assert notes(report) == ["board-local-tasks"]
+    assert "stays private on Your bench" in report.board_notes[0].message
+
+
+def test_what_else_placement_finds_is_the_board_cell_rules_note(evidence: Evidence) -> None:
+    other_files = Problem("task-digest-mismatch", "other task files than the board's")
+
+    report = check_job(dataclasses.replace(evidence, board_notes=(other_files,)))
+
+    assert report.accepted
+    assert notes(report) == ["task-digest-mismatch"]
+    assert statuses(report)["board-cell"] == "failed"
 
 
 def test_an_issued_run_matches_its_spec_and_its_digest(
