@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Body, FastAPI, Query, Request, Security
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials
 
 from app.auth.dependencies import CurrentAccount, bearer, current_caller
@@ -23,7 +23,6 @@ from app.clock import Clock, ClockDep, get_clock
 from app.db.models import Account
 from app.dependencies import BlobStoreDep, Resources, SessionDep, SettingsDep
 from app.errors import envelope, error_responses
-from app.http.headers import attachment
 from app.publish import service
 from app.publish.choice import BoardChoiceError
 from app.publish.maintenance import MaintenanceLoop
@@ -207,12 +206,18 @@ def optional_account(
     "/jobs/{job_id}/download",
     summary="Download a job's redacted files (.tar.gz)",
     description="Its owner can download a job while its files are shown; anyone can "
-    "download a published job.",
+    "download a published job. Where the blob store gives presigned addresses (an S3 "
+    "bucket), the answer is a redirect to one, valid for a short while, that serves the "
+    "same file under the same name.",
     response_class=StreamingResponse,
     responses={
         200: {
             "description": "The job's redacted files, as a .tar.gz of its folder.",
             "content": {"application/gzip": {"schema": {"type": "string", "format": "binary"}}},
+        },
+        307: {
+            "description": "The job's files are at the presigned address in `Location`.",
+            "headers": {"Location": {"schema": {"type": "string", "format": "uri"}}},
         },
         **error_responses(*DOWNLOAD),
     },
@@ -225,14 +230,15 @@ def download_job(
     settings: SettingsDep,
     blobs: BlobStoreDep,
     clock: ClockDep,
-) -> StreamingResponse:
-    row, stream = service.open_download(
+) -> Response:
+    row, source = service.open_download(
         session, blobs, account, job_id, policy=policy_of(settings), now=clock()
     )
-    # Named in any script: `filename*` holds the job's name, `filename` an ASCII stand-in.
-    disposition = attachment(f"{row.job_name}.tar.gz", default_stem="job")
+    if isinstance(source, str):
+        # The address works for a short while and for anyone who has it: never cached.
+        return RedirectResponse(source, status_code=307, headers={"cache-control": "no-store"})
     return StreamingResponse(
-        service.chunks(stream),
-        media_type="application/gzip",
-        headers={"content-disposition": disposition},
+        service.chunks(source),
+        media_type=service.ARCHIVE_TYPE,
+        headers={"content-disposition": service.download_disposition(row)},
     )

@@ -31,6 +31,7 @@ from app.datarepo.changes import (
 )
 from app.datarepo.outbox import enqueue
 from app.db.models import Account, IssuedRun, Job, JobStatus, OutboxEntry
+from app.http.headers import attachment
 from app.publish.choice import Target, issued_target, placed_target, unplaceable
 from app.publish.fingerprints import published_before, record_prints
 from app.publish.record import entry_settings, provenance_of, published_run, run_id_of
@@ -47,6 +48,8 @@ PUBLISH_LOCK = int.from_bytes(hashlib.sha256(b"hbench-publish").digest()[:8], si
 KEPT_SUMMARY_KEYS = ("format", "job_id", "job_name", "task_digests")
 """What a deleted job's summary keeps: its identity, and which task files it ran (so its
 board keeps one set of them); results and usage go with its files."""
+ARCHIVE_TYPE = "application/gzip"
+"""A download's media type: a job's archive is a .tar.gz."""
 
 
 @dataclass(frozen=True)
@@ -273,9 +276,33 @@ def open_download(
     *,
     policy: Policy,
     now: datetime,
-) -> tuple[Job, BinaryIO]:
+) -> tuple[Job, str | BinaryIO]:
     """The redacted job's archive: for its owner while its files are shown, and for
-    anyone while it is published."""
+    anyone while it is published. A presigned address of it where the store gives one
+    (served under the job's name), else the archive itself, open."""
+    row = downloadable_job(session, account, job_id, policy=policy, now=now)
+    key = str(row.blob_key)
+    try:
+        address = blobs.download_url(
+            key, content_disposition=download_disposition(row), content_type=ARCHIVE_TYPE
+        )
+        return row, address if address is not None else blobs.open(key)
+    except BlobNotFoundError:
+        raise HbenchError(
+            "job-files-hidden", f"the files of the job {row.id} are no longer stored"
+        ) from None
+
+
+def download_disposition(row: Job) -> str:
+    """A download's `Content-Disposition`, named in any script: `filename*` holds the job's
+    name, `filename` an ASCII stand-in."""
+    return attachment(f"{row.job_name}.tar.gz", default_stem="job")
+
+
+def downloadable_job(
+    session: Session, account: Account | None, job_id: uuid.UUID, *, policy: Policy, now: datetime
+) -> Job:
+    """The job, if this account may download its files now; else the refusal why not."""
     row = session.get(Job, job_id)
     owner = row is not None and account is not None and row.owner_id == account.id
     visible = row is not None and row.status is not JobStatus.DELETED and row.blob_key
@@ -291,12 +318,7 @@ def open_download(
             f"the job {row.id} was not published within {policy.publish_window.days} days of "
             "its upload, so its files are hidden (docs/retention.md)",
         )
-    try:
-        return row, blobs.open(str(row.blob_key))
-    except BlobNotFoundError:
-        raise HbenchError(
-            "job-files-hidden", f"the files of the job {row.id} are no longer stored"
-        ) from None
+    return row
 
 
 def chunks(stream: BinaryIO, size: int = 1 << 20) -> Iterator[bytes]:
