@@ -216,12 +216,19 @@ class HarborAccess(Record):
             raise ValueError("`taskDigests` and `pinnedFrom` are given together or not at all")
         runnable = self.status in ("native", "adapter")
         rows = self.adapter is not None and self.adapter.kind == "hf_rows"
+        # A repository of task folders is cloned and run from the folder, like pulled rows.
+        cloned = (
+            self.adapter is not None
+            and self.adapter.kind == "harbor_native"
+            and self.adapter.repo_url is not None
+            and self.dataset is None
+        )
         if self.task_digests is not None and not runnable:
             raise ValueError(f"status {self.status!r} runs no Harbor dataset to pin")
         if rows and (self.status != "adapter" or self.source is None):
             # Tasks made from rows are pulled, not found in a Harbor registry.
             raise ValueError("an `hf_rows` adapter goes with status `adapter` and a `source`")
-        if runnable and not rows and (self.dataset is None or self.reach is None):
+        if runnable and not (rows or cloned) and (self.dataset is None or self.reach is None):
             raise ValueError(f"status {self.status!r} needs `dataset` and `reach`")
         if not runnable and self.dataset is not None:
             raise ValueError(f"status {self.status!r} runs no Harbor dataset; drop `dataset`")

@@ -114,7 +114,7 @@ def _from_datasets(datasets: Any, dataset: HubDataset, token: str | None) -> Row
         if "gated" in str(error).lower():
             raise _gated(dataset) from None
         raise _not_found(dataset) from None
-    except (ConnectionError, OSError, ValueError) as error:
+    except Exception as error:
         raise _unreachable(dataset, error) from None
     rows = [dict(row) for row in loaded]
     revision = getattr(loaded.info, "version", None)
@@ -156,8 +156,11 @@ def _from_hub_files(dataset: HubDataset, token: str | None) -> Rows:
         raise HbenchError(
             "pull-dataset-not-found", f"{dataset.repo} has no revision {dataset.revision!r}"
         ) from None
-    except (errors.HfHubHTTPError, OSError, ValueError) as error:
-        # No network, a proxy's refusal, offline mode (HF_HUB_OFFLINE=1): all end here.
+    except HbenchError:
+        raise
+    except Exception as error:
+        # No network, a proxy's refusal, offline mode (HF_HUB_OFFLINE=1): the Hub client's
+        # transport errors (httpx's or requests', by its version) share no narrower base.
         raise _unreachable(dataset, error) from None
     return Rows(rows, "hub", dataset.repo, info.sha, dataset.split, None)
 
