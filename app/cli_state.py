@@ -1,5 +1,5 @@
 """The `--state-dir` option every `hbench-app` command takes, and the settings it makes:
-one definition for the service's command groups (`app.main.migrated_database` opens the
+one definition for the service's command groups (`app.db.migrate.migrated_database` opens the
 database they work on)."""
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The FastAPI dependencies every part of the service shares: settings, database, blob store.
 
-The resources are opened once, when the app starts (`app.main.lifespan`), and handed to
-handlers through these functions, which tests replace with `app.dependency_overrides`.
+The resources are opened once, when the app starts (`app.main.lifespan` calls
+`open_resources`), and handed to handlers through these functions, which tests replace
+with `app.dependency_overrides`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from typing import Annotated
 from fastapi import Depends, Request
 from sqlalchemy.orm import Session
 
-from app.blobs import BlobStore
+from app.blobs import BlobStore, open_blob_store
+from app.db.migrate import migrated_database
 from app.db.session import Database
 from app.settings import Settings, get_settings
 
@@ -27,6 +29,13 @@ class Resources:
 
     def close(self) -> None:
         self.database.dispose()
+
+
+def open_resources(settings: Settings) -> Resources:
+    """Prepare the state directory, migrate the database to head, open the stores (the
+    service on start, and the commands that need both)."""
+    database = migrated_database(settings)
+    return Resources(database=database, blobs=open_blob_store(settings))
 
 
 def get_resources(request: Request) -> Resources:

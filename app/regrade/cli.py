@@ -21,7 +21,7 @@ from typing import Annotated
 import typer
 
 from app.cli_state import StateDir, settings_for
-from app.main import open_resources
+from app.dependencies import open_resources
 from app.regrade.worker import RegradeWorker
 from app.settings import Settings
 
