@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     github_api_url: str = "https://api.github.com"
     oidc_issuer: str = "https://token.actions.githubusercontent.com"
     trusted_workflows: Annotated[tuple[str, ...], NoDecode] = ()
+    # Where to report a security problem privately: an email address or an https:// page,
+    # shown on the guide's Security page (app/web/guide.py).
+    security_contact: str | None = None
 
     min_hbench_version: str = Field(default="0.3.0", pattern=VERSION_PATTERN)
     upload_max_bytes: int = Field(default=UPLOAD_MAX_BYTES, gt=0)
@@ -252,6 +255,22 @@ class Settings(BaseSettings):
                 "that holds the blobs, made beforehand",
             )
         return self
+
+    @field_validator("security_contact")
+    @classmethod
+    def _check_security_contact(cls, value: str | None) -> str | None:
+        # Shown as a link to everyone: an address to write to, or a page over TLS.
+        if value is None:
+            return value
+        value = value.strip()
+        if re.fullmatch(r"[^@\s<>\"]+@[^@\s<>\"]+\.[^@\s<>\".]+", value) is None and not (
+            value.startswith("https://") and is_service_url(value)
+        ):
+            raise ValueError(
+                "use an email address (security@example.org) or an https:// page with no "
+                "user name, query or fragment"
+            )
+        return value
 
     @field_validator("database_url")
     @classmethod
