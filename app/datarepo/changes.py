@@ -17,15 +17,24 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from hbench.errors import HbenchError
 from registry.datarepo import layout
-from registry.datarepo.models import AuditAction, AuditEvent, PublishedRun, RunId, TakeDownReason
+from registry.datarepo.models import (
+    AuditAction,
+    AuditEvent,
+    PublishedRun,
+    PushedRun,
+    RunId,
+    TakeDownReason,
+)
 from registry.datarepo.state import (
     Change,
     RepoState,
     count_issued_run,
+    delete_run_files,
     open_board,
     publish_run,
     recompute_board,
     record_audit_event,
+    record_pushed_run,
     registry_of,
     take_down_run,
     withdraw_run,
@@ -78,6 +87,15 @@ class CountIssuedRunChange(Record):
     issue_id: str = Field(min_length=1, max_length=100)
 
 
+class DeleteRunFilesChange(Record):
+    """`delete_run_files`: the owner deleted a published job, and its files with it; its
+    run's record says so and loses its download, its score stays (an audit line too)."""
+
+    kind: Literal["delete_run_files"] = "delete_run_files"
+    board: Slug
+    run_id: RunId
+
+
 class AuditEventChange(Record):
     """`record_audit_event`: an audit line with no other change (a published job's files
     deleted, say). Its change id and time come from the outbox, like every other change's."""
@@ -90,13 +108,23 @@ class AuditEventChange(Record):
     note: str | None = Field(default=None, max_length=500)
 
 
+class PushedRunChange(Record):
+    """`record_pushed_run`: a run summary pushed to `POST /v1/runs` goes public, on no
+    board (the run's file is its record; the site lists it with what it proves)."""
+
+    kind: Literal["record_pushed_run"] = "record_pushed_run"
+    run: PushedRun
+
+
 PublicChange = Annotated[
     OpenBoardChange
     | PublishRunChange
     | WithdrawRunChange
     | TakeDownRunChange
     | CountIssuedRunChange
-    | AuditEventChange,
+    | DeleteRunFilesChange
+    | AuditEventChange
+    | PushedRunChange,
     Field(discriminator="kind"),
 ]
 _CHANGE: TypeAdapter[PublicChange] = TypeAdapter(PublicChange)
@@ -141,8 +169,10 @@ class Pending:
     op: PublicChange
 
 
-def board_of(op: PublicChange) -> str:
-    """The board a change touches."""
+def board_of(op: PublicChange) -> str | None:
+    """The board a change touches; None for a pushed run, which has none."""
+    if isinstance(op, PushedRunChange):
+        return None
     if isinstance(op, OpenBoardChange):
         return op.board.slug
     if isinstance(op, PublishRunChange):
@@ -151,8 +181,9 @@ def board_of(op: PublicChange) -> str:
 
 
 def recomputes(op: PublicChange) -> bool:
-    """Whether the change moves its board's rows (an audit line alone does not)."""
-    return not isinstance(op, AuditEventChange)
+    """Whether the change moves its board's rows (an audit line alone does not, nor a
+    pushed run, which has no board)."""
+    return not isinstance(op, AuditEventChange | PushedRunChange)
 
 
 @dataclass(frozen=True)
@@ -164,17 +195,24 @@ class Needs:
 
 
 def needs(batch: Iterable[Pending]) -> Needs:
-    """The registry, the touched boards' folders and the audit months the batch writes to.
+    """The registry, the touched boards' folders, the audit months the batch writes to and
+    the pushed runs' own files.
 
     A batch never needs the rest of the repository, which is what keeps a batch's cost
     flat as the repository grows to thousands of runs."""
     batch = list(batch)
-    boards = sorted({board_of(p.op) for p in batch})
-    months = sorted({layout.audit_file(p.change.at) for p in batch})
-    return Needs((layout.REGISTRY, *(layout.board_dir(b) for b in boards)), tuple(months))
+    boards = sorted({b for p in batch if (b := board_of(p.op)) is not None})
+    months = {layout.audit_file(p.change.at) for p in batch if board_of(p.op) is not None}
+    pushed = {
+        layout.pushed_run_file(p.op.run.id) for p in batch if isinstance(p.op, PushedRunChange)
+    }
+    files = tuple(sorted(months | pushed))
+    return Needs((layout.REGISTRY, *(layout.board_dir(b) for b in boards)), files)
 
 
-def apply_one(state: RepoState, op: PublicChange, change: Change) -> RepoState:
+def apply_one(  # noqa: PLR0911 - a case for each kind of change
+    state: RepoState, op: PublicChange, change: Change
+) -> RepoState:
     """Apply one change without recomputing its board (`apply_batch` does that once)."""
     match op:
         case OpenBoardChange():
@@ -192,6 +230,10 @@ def apply_one(state: RepoState, op: PublicChange, change: Change) -> RepoState:
             return count_issued_run(
                 state, op.board, op.entry_key, op.issue_id, change, recompute=False
             )
+        case PushedRunChange():
+            return record_pushed_run(state, op.run)
+        case DeleteRunFilesChange():
+            return delete_run_files(state, op.board, op.run_id, change)
         case AuditEventChange():
             event = AuditEvent(
                 change=change.id, time=change.at, action=op.action, board=op.board,
@@ -240,7 +282,7 @@ def apply_batch(state: RepoState, batch: Sequence[Pending]) -> BatchResult:
 
 
 def _recompute(state: RepoState, applied: Sequence[Pending]) -> tuple[RepoState, dict[str, str]]:
-    boards = sorted({board_of(p.op) for p in applied if recomputes(p.op)})
+    boards = sorted({b for p in applied if recomputes(p.op) and (b := board_of(p.op)) is not None})
     if not boards:
         return state, {}
     try:

@@ -41,6 +41,7 @@ from app.site.config import SiteConfig
 from app.site.page import Page
 from app.site.pages import other_pages, registry_page
 from app.site.render import TEMPLATES, render_html, render_json
+from app.site.runs import runs_pages
 from app.site.source import (
     DataFiles,
     SiteData,
@@ -308,7 +309,7 @@ def _global_files(site: SiteData, config: SiteConfig) -> Iterator[_File]:
     # Its JSON is the export's own index.json, written above: the page alone here.
     index = registry_page(site)
     yield index.path, render_html(index), None
-    for each in (*other_pages(site, config), *catalog_pages(site, exported)):
+    for each in (*other_pages(site, config), *catalog_pages(site, exported), *runs_pages(site)):
         yield from _page_files(each)
     for static in sorted(STATIC.iterdir()):
         yield f"{page.STATIC_DIR}/{static.name}", static.read_text(encoding="utf-8"), None

@@ -2,8 +2,11 @@
 license, metric, known scores with their source type and link, the reproduced panel),
 models, and the benchmark-by-model leaderboard that marks reproduced cells.
 
-A score is *reproduced* when it comes from a public run on one of our boards; known
-scores keep the source type the registry gives them (`docs/registry.md`).
+A score is *reproduced* when it comes from a public run on one of our boards or from a run
+summary pushed to `POST /v1/runs` (as the runs API counts them, so `/v1/bench/reproduced`
+and the site agree); the panels and cells say how many of each, since a pushed summary has
+no job behind it. Known scores keep the source type the registry gives them
+(`docs/registry.md`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from app.site.boards import board_json
 from app.site.format import json_time, scaled
 from app.site.page import Page
 from app.site.source import BoardSource, SiteData
+from registry.datarepo.models import PushedRun
 from registry.export import commands
 from registry.loader import Registry
 from registry.schema import Benchmark, KnownScore, MetricScale, Model
@@ -28,7 +32,7 @@ from registry.schema import Benchmark, KnownScore, MetricScale, Model
 
 @dataclass(frozen=True)
 class Reproduced:
-    """Public runs of one benchmark, model and harness on our boards (the skill
+    """Public runs of one benchmark, model and harness, on our boards or pushed (the skill
     document's `ReproducedAggregate`), scores on the benchmark's metric scale."""
 
     benchmark: str
@@ -37,6 +41,8 @@ class Reproduced:
     scores: tuple[float, ...]
     last_run_at: datetime
     scale: MetricScale
+    pushed: int = 0
+    """How many of the scores are pushed summaries, which no job backs."""
 
     @property
     def median(self) -> float:
@@ -57,6 +63,7 @@ class Reproduced:
             "min": round(min(self.scores), 6),
             "max": round(max(self.scores), 6),
             "lastRunAt": json_time(self.last_run_at),
+            "pushedCount": self.pushed,
         }
 
 
@@ -74,22 +81,31 @@ class Cell:
         return sum(len(r.scores) for r in self.reproduced)
 
     @property
+    def pushed(self) -> int:
+        return sum(r.pushed for r in self.reproduced)
+
+    @property
     def median(self) -> float | None:
         scores = [s for r in self.reproduced for s in r.scores]
         return statistics.median(scores) if scores else None
 
     def to_json(self) -> dict[str, JsonValue]:
+        counts: dict[str, JsonValue] = {
+            "runCount": self.runs, "pushedCount": self.pushed, "median": self.median,
+        }  # fmt: skip
         return {
             "benchmark": self.benchmark.slug,
             "model": self.model.slug,
-            "reproduced": {"runCount": self.runs, "median": self.median} if self.runs else None,
+            "reproduced": counts if self.runs else None,
             "known": self.known.to_json_dict() if self.known else None,
         }
 
 
 def reproduced(site: SiteData) -> list[Reproduced]:
-    """Every benchmark, model and harness with public runs, from the boards' rows."""
-    groups: dict[tuple[str, str, str], list[tuple[float, datetime]]] = {}
+    """Every benchmark, model and harness with public runs: the boards' rows, and the
+    pushed summaries (a model the registry doesn't know keeps the text pushed, as the runs
+    API groups it)."""
+    groups: dict[tuple[str, str, str], list[tuple[float, datetime, bool]]] = {}
     scales: dict[str, MetricScale] = {}
     for board in site.boards.values():
         benchmark = site.registry.benchmarks.get(board.header.benchmark or "")
@@ -98,15 +114,31 @@ def reproduced(site: SiteData) -> list[Reproduced]:
         scales[benchmark.slug] = benchmark.metric_scale
         for row in board.rows.rows:
             key = (benchmark.slug, board.header.model, row.agent)
-            groups.setdefault(key, []).extend((ref.score, ref.published_at) for ref in row.runs)
+            groups.setdefault(key, []).extend(
+                (scaled(ref.score, benchmark.metric_scale), ref.published_at, False)
+                for ref in row.runs
+            )
+    for run in site.pushed:
+        benchmark = site.registry.benchmarks.get(run.benchmark)
+        if benchmark is None:
+            continue
+        scales[benchmark.slug] = benchmark.metric_scale
+        key = (benchmark.slug, run.model_slug or run.model, run.harness)
+        groups.setdefault(key, []).append((pushed_score(run, benchmark), run.pushed_at, True))
     return [
         Reproduced(
-            benchmark=b, model=m, harness=h,
-            scores=tuple(scaled(s, scales[b]) for s, _ in runs),
-            last_run_at=max(at for _, at in runs), scale=scales[b],
+            benchmark=b, model=m, harness=h, scores=tuple(s for s, _, _ in runs),
+            last_run_at=max(at for _, at, _ in runs), scale=scales[b],
+            pushed=sum(1 for *_, was_pushed in runs if was_pushed),
         )
         for (b, m, h), runs in sorted(groups.items())
     ]  # fmt: skip
+
+
+def pushed_score(run: PushedRun, benchmark: Benchmark) -> float:
+    """A pushed score on the benchmark's metric scale: pushes write percentages 0-100 (an
+    Elo rating as it is), where a fraction-scaled benchmark's pages show 0-1."""
+    return run.score / 100 if benchmark.metric_scale == "fraction" else run.score
 
 
 def known_score_model(registry: Registry, known: KnownScore) -> str | None:

@@ -96,6 +96,22 @@ def limits() -> str:
     return "limits/index.html"
 
 
+def pushed_runs() -> str:
+    """Every run summary pushed to `POST /v1/runs`."""
+    return "runs/index.html"
+
+
+def pushed_run(run_id: str) -> str:
+    """A pushed run's page; its JSON beside it is the run's record."""
+    return f"runs/{run_id}.html"
+
+
+def run_detail() -> str:
+    """`runs/detail/?id=<id>`: the address the BenchHub skill document gives a run, which
+    the site's script sends on to the run's own page."""
+    return "runs/detail/index.html"
+
+
 def take_part() -> str:
     return "take-part/index.html"
 
@@ -120,5 +136,8 @@ PATHS: Mapping[str, object] = {
     "audit_month_url": audit_month,
     "limits_url": limits,
     "take_part_url": take_part,
+    "pushed_runs_url": pushed_runs,
+    "pushed_run_url": pushed_run,
+    "run_detail_url": run_detail,
 }
 """The path functions, as the templates call them."""

@@ -26,6 +26,7 @@ NAV = (
     ("benchmarks", "Benchmarks", paths.benchmarks()),
     ("models", "Models", paths.models()),
     ("leaderboard", "Leaderboard", paths.leaderboard()),
+    ("runs", "Pushed runs", paths.pushed_runs()),
     ("audit", "Audit log", paths.audit()),
     ("limits", "Limits", paths.limits()),
     ("take-part", "Take part", paths.take_part()),

@@ -20,13 +20,13 @@ from pydantic import BaseModel, JsonValue, TypeAdapter, ValidationError
 from hbench.errors import HbenchError
 from registry.datarepo import layout
 from registry.datarepo.boards import BoardHeader, header_of
-from registry.datarepo.models import AuditEvent, BoardRows, PublishedRun
+from registry.datarepo.models import AuditEvent, BoardRows, PublishedRun, PushedRun
 from registry.datarepo.state import RepoState, registry_of
 from registry.loader import Registry
 from registry.placement import OpenBoard
 from registry.schema import Board
 
-FOLDERS = (layout.REGISTRY, "boards", "audit")
+FOLDERS = (layout.REGISTRY, "boards", "audit", layout.PUSHED_DIR)
 """The data repository's folders the site is built from (`docs/data-repository.md`)."""
 
 SUFFIXES = (".json", ".jsonl")
@@ -34,6 +34,7 @@ SUFFIXES = (".json", ".jsonl")
 _REGISTRY = layout.REGISTRY + "/"
 _RUNS = TypeAdapter(list[PublishedRun])
 _EVENTS = TypeAdapter(list[AuditEvent])
+_PUSHED = TypeAdapter(list[PushedRun])
 
 
 def read_data_repo(root: Path) -> DataFiles:
@@ -141,6 +142,7 @@ class SiteData:
     audit: tuple[AuditEvent, ...]
     files: DataFiles
     inputs: dict[str, list[str]]  # `input_units`: each unit's files
+    pushed: tuple[PushedRun, ...] = ()  # runs pushed to `POST /v1/runs`, oldest first
 
     def input_digest(self, unit: str) -> str:
         """The digest of a unit's files: what its pages were rendered from."""
@@ -172,7 +174,16 @@ def parse_site(files: DataFiles, inputs: dict[str, list[str]]) -> SiteData:
         slug: _board(files, registry, slug, tuple(sorted(run_paths.get(slug, []))))
         for slug in slugs
     }
-    return SiteData(registry, boards, tuple(_audit(files)), files, inputs)
+    return SiteData(registry, boards, tuple(_audit(files)), files, inputs, _pushed(files))
+
+
+def _pushed(files: DataFiles) -> tuple[PushedRun, ...]:
+    prefix = layout.PUSHED_DIR + "/"
+    paths = sorted(p for p in files if p.startswith(prefix) and p.endswith(".json"))
+    if not paths:
+        return ()
+    runs = parse_many(_PUSHED, paths, [files.raw(p) for p in paths])
+    return tuple(sorted(runs, key=lambda r: (r.pushed_at, r.id)))
 
 
 def parse[RecordT: BaseModel](model: type[RecordT], path: str, text: str) -> RecordT:

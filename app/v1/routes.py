@@ -21,6 +21,8 @@ from app.dependencies import SessionDep, SettingsDep
 from app.errors import respond
 from app.registry import RegistryDep
 from app.settings import Settings
+from app.site import page as site_page
+from app.site.serve import SITE_PATH
 from app.v1 import service
 from app.v1.aggregates import ReproducedCache, aggregate
 from app.v1.policy import PushLimits
@@ -29,6 +31,7 @@ from app.v1.schemas import (
     ReproducedList,
     RunCreated,
     RunList,
+    RunRecord,
     RunSubmission,
 )
 
@@ -62,9 +65,13 @@ def get_reproduced_cache(request: Request) -> ReproducedCache:
     return cache
 
 
-def run_url(request: Request, settings: Settings, run_id: str) -> str:
+def run_url(request: Request, settings: Settings, run: RunRecord) -> str:
+    """A pushed run's page on the site the service serves (there within the writer's
+    round); a run published on a board, its record here."""
     base = settings.public_url or str(request.base_url).rstrip("/")
-    return f"{base}/v1/runs/{run_id}"
+    if run.status == "uploaded":
+        return f"{base}{SITE_PATH}/{site_page.pushed_run(run.id)}"
+    return f"{base}/v1/runs/{run.id}"
 
 
 @router.post(
@@ -101,7 +108,7 @@ def push_run(
         answer.headers["retry-after"] = str(refused.retry_after)
         return answer
     (data,) = service.records(session, [row])
-    return RunCreated(data=data, url=run_url(request, settings, row.id))
+    return RunCreated(data=data, url=run_url(request, settings, data))
 
 
 @router.get(
@@ -136,7 +143,7 @@ def get_run(
     run_id: str, request: Request, session: SessionDep, settings: SettingsDep
 ) -> RunCreated:
     (data,) = service.records(session, [service.get_run(session, run_id)])
-    return RunCreated(data=data, url=run_url(request, settings, run_id))
+    return RunCreated(data=data, url=run_url(request, settings, data))
 
 
 @router.get(

@@ -16,8 +16,11 @@ from datetime import datetime
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
+from app.datarepo.changes import PushedRunChange
+from app.datarepo.outbox import enqueue
 from app.db.models import Account, Job, ReproducedRun, ReproducedRunStatus
 from app.ratelimit import check_and_record
+from app.uploads.redact import redact_text
 from app.v1 import policy
 from app.v1.aggregates import Scored
 from app.v1.schemas import (
@@ -29,6 +32,7 @@ from app.v1.schemas import (
     timestamp,
 )
 from hbench.errors import HbenchError
+from registry.datarepo.models import PushedReward, PushedRun
 from registry.evidence import LEVELS, describe
 from registry.loader import Registry
 
@@ -46,8 +50,11 @@ def push_run(
     limits: policy.PushLimits,
     now: datetime,
 ) -> ReproducedRun:
-    """Store a pushed summary as `uploaded`, within the address's and account's limits."""
+    """Store a pushed summary as `uploaded`, within the address's and account's limits, and
+    send it to the data repository in the same transaction (`pushed-runs/<id>.json`, the
+    site's runs pages). Its free text is redacted first, as a job's is."""
     policy.check_submission(submission, registry)
+    submission = redacted(submission)
     user = str(account.id) if account is not None else None
     decision = check_and_record(session, policy.push_limits(limits, address, user), now)
     if not decision.allowed:
@@ -56,8 +63,43 @@ def push_run(
     row = new_row(submission, registry, now=now, status=ReproducedRunStatus.UPLOADED)
     row.user_id = account.id if account is not None else None
     session.add(row)
+    enqueue(session, PushedRunChange(run=pushed_record(row, account)), at=now)
     session.commit()
     return row
+
+
+def redacted(submission: RunSubmission) -> RunSubmission:
+    """The summary with what looks like a key replaced in every text it holds, before it is
+    stored and made public: the model and harness as typed, the notes, the task names."""
+    rewards = submission.task_rewards
+    return submission.model_copy(
+        update={
+            "model": redact_text(submission.model).text,
+            "harness": redact_text(submission.harness).text,
+            "notes": redact_text(submission.notes).text if submission.notes else None,
+            "task_rewards": [
+                r.model_copy(update={"task": redact_text(r.task).text}) for r in rewards
+            ]
+            if rewards is not None
+            else None,
+        }
+    )
+
+
+def pushed_record(row: ReproducedRun, account: Account | None) -> PushedRun:
+    """A pushed run as the data repository keeps it."""
+    return PushedRun(
+        id=row.id, benchmark=row.benchmark_slug, model=row.model, model_slug=row.model_slug,
+        harness=row.harness, task_count=row.task_count, n_attempts=row.n_attempts,
+        score=row.score, metric=row.metric, tokens_used=row.tokens_used,
+        cost_usd=row.cost_usd, harbor_version=row.harbor_version,
+        cli_version=row.cli_version, results_hash=row.results_hash,
+        task_rewards=[PushedReward.model_validate(r) for r in row.task_rewards]
+        if row.task_rewards is not None
+        else None,
+        notes=row.notes, pushed_by=account.login if account is not None else None,
+        pushed_at=row.created_at,
+    )  # fmt: skip
 
 
 class RateLimitedError(HbenchError):

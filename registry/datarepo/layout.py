@@ -40,6 +40,15 @@ def rows_file(board: str) -> str:
     return f"boards/{board}/rows.json"
 
 
+PUSHED_DIR = "pushed-runs"
+"""Run summaries pushed to `POST /v1/runs`: no board, no job behind them."""
+
+
+def pushed_run_file(run: str) -> str:
+    """One pushed run per file."""
+    return f"{PUSHED_DIR}/{run}.json"
+
+
 def audit_file(at: datetime) -> str:
     """The append-only audit log, one JSON line per event, one file per month."""
     return f"audit/{at:%Y-%m}.jsonl"

@@ -150,6 +150,12 @@ class PublishedRun(Record):
         exclude_if=lambda value: not value,
         description="Rule id to values it replaced with [REDACTED], over the whole job.",
     )
+    files_deleted_at: datetime | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="When its owner deleted the job, and its files with it: the score stays "
+        "as it is, and `download` is gone.",
+    )
 
     def levels(self) -> list[Level]:
         """What the run proves (registry/evidence.py)."""
@@ -238,3 +244,35 @@ class BoardRows(Record):
         description="The registry pins the digests of the board's task files; when it does "
         "not, every run on the board ran the task files of its first run."
     )
+
+
+class PushedReward(Record):
+    """One task's reward in a pushed summary."""
+
+    task: str = Field(min_length=1, max_length=200)
+    reward: float
+
+
+class PushedRun(Record):
+    """`pushed-runs/<id>.json`: a run summary pushed to `POST /v1/runs`, as the runs API
+    stored it. No job backs it: it proves nothing about the score, and the site says so.
+    Its free text (model, harness, notes, task names) was redacted before it was stored."""
+
+    id: RunId
+    benchmark: Slug
+    model: str = Field(min_length=1, max_length=200, description="As pushed.")
+    model_slug: Slug | None = Field(default=None, description="The registry's model, if named.")
+    harness: str = Field(min_length=1, max_length=100)
+    task_count: int = Field(ge=1)
+    n_attempts: int = Field(ge=1)
+    score: float = Field(ge=0, description="On the metric's scale, as pushed.")
+    metric: str = Field(min_length=1, max_length=50)
+    tokens_used: int | None = Field(default=None, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0)
+    harbor_version: str | None = Field(default=None, max_length=50)
+    cli_version: str | None = Field(default=None, max_length=50)
+    results_hash: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$")
+    task_rewards: list[PushedReward] | None = None
+    notes: str | None = Field(default=None, max_length=2000)
+    pushed_by: GitHubHandle | None = Field(default=None, description="None when anonymous.")
+    pushed_at: datetime

@@ -22,6 +22,7 @@ from registry.datarepo.models import (
     AuditEvent,
     IssuedRuns,
     PublishedRun,
+    PushedRun,
     RunStatus,
     TakeDownReason,
 )
@@ -151,6 +152,23 @@ def take_down_run(
     )  # fmt: skip
 
 
+def delete_run_files(state: RepoState, board: str, run_id: str, change: Change) -> RepoState:
+    """Mark that the run's owner deleted its job, and its files with it: the score stays on
+    its board as it was (the board's rows don't move), the run's page offers no download."""
+    path = layout.run_file(board, run_id)
+    text = state.get(path)
+    if text is None:
+        raise HbenchError("datarepo-run-not-found", f"no run {run_id} on {board}", path=path)
+    run = PublishedRun.model_validate_json(text)
+    if run.files_deleted_at is None:
+        changed = run.model_copy(update={"files_deleted_at": change.at, "download": None})
+        state = state.put({path: dumps(changed.to_json_dict())})
+    event = AuditEvent(
+        change=change.id, time=change.at, action="delete_files", board=board, run=run_id
+    )
+    return record_audit_event(state, event)
+
+
 def count_issued_run(
     state: RepoState,
     board: str,
@@ -170,6 +188,17 @@ def count_issued_run(
         state = state.put({path: dumps(IssuedRuns(entries=entries).to_json_dict())})
     event = AuditEvent(change=change.id, time=change.at, action="count_issued", board=board)
     return _recomputed(record_audit_event(state, event), board, recompute)
+
+
+def record_pushed_run(state: RepoState, run: PushedRun) -> RepoState:
+    """Add a run summary pushed to the runs API. It belongs to no board, so no rows move;
+    its file is its whole public record. Pushing the same record again changes nothing."""
+    path = layout.pushed_run_file(run.id)
+    existing = state.get(path)
+    if existing is not None and PushedRun.model_validate_json(existing) != run:
+        message = f"pushed run {run.id} is already recorded, with other values"
+        raise HbenchError("datarepo-conflict", message, path=path)
+    return state.put({path: dumps(run.to_json_dict())})
 
 
 def record_audit_event(state: RepoState, event: AuditEvent) -> RepoState:
@@ -266,7 +295,8 @@ def _set_status(
 def replace_run(
     run: PublishedRun, status: RunStatus, reason: TakeDownReason | None, at: datetime
 ) -> PublishedRun:
-    """The run with a new status; the only field a published run ever changes."""
+    """The run with a new status: with `files_deleted_at`, the only fields a published run
+    ever changes."""
     return run.model_copy(
         update={"status": status, "take_down_reason": reason, "status_changed_at": at}
     )

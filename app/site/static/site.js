@@ -94,6 +94,20 @@
     refilter(table);
   }
 
+  // runs/detail/?id=<run id>, the address the runs API's clients print, opens the run's
+  // own page, runs/<id>.html (a run just pushed shows once the site is rebuilt).
+  function forwardRun() {
+    var id = new URLSearchParams(window.location.search).get("id");
+    if (id === null) return;
+    if (/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(id)) {
+      window.location.replace("../" + id + ".html");
+    } else {
+      document.getElementById("run-detail-missing").hidden = false;
+    }
+  }
+
+  var detail = document.getElementById("run-detail");
+  if (detail) forwardRun();
   document.querySelectorAll("table.sortable").forEach(makeSortable);
   document.querySelectorAll("[data-filter-for]").forEach(makeFilter);
 })();

@@ -30,7 +30,7 @@ def test_a_summary_is_stored_and_answered_as_the_skill_shows(
     assert set(body) == {"data", "url"}
     data = body["data"]
     assert RUN_ID.match(data["id"])
-    assert body["url"].endswith(f"/v1/runs/{data['id']}")
+    assert body["url"].endswith(f"/site/runs/{data['id']}.html")  # its page on the site
     assert data["modelSlug"] == "gpt-5"  # by the name Harbor records
     assert data["status"] == "uploaded"
     assert data["userId"] is None

@@ -81,9 +81,11 @@ def test_a_job_folder_is_pushed_and_read_back(
 
     assert pushed.returncode == 0, pushed.stderr
     run_url = pushed.stdout.strip().splitlines()[-1]
-    assert run_url.startswith(f"{url}/v1/runs/run_")
-    run = httpx.get(run_url).json()["data"]
-    assert run["id"] in pushed.stdout
+    # The address printed is the run's page on the service's site.
+    assert run_url.startswith(f"{url}/site/runs/run_") and run_url.endswith(".html")
+    run_id = run_url.rsplit("/", 1)[-1].removesuffix(".html")
+    run = httpx.get(f"{url}/v1/runs/{run_id}").json()["data"]
+    assert run["id"] == run_id
     assert (run["benchmarkSlug"], run["modelSlug"], run["score"]) == ("hbench-demo", "none", 80.0)
     assert (run["userId"], run["status"]) == ("alice", "uploaded")
     assert token not in pushed.stdout + pushed.stderr

@@ -1,0 +1,101 @@
+"""A pushed run reaches the site through the outbox: the data repository keeps its record,
+the site gives it a page, counts it in the reproduced panels and the leaderboard as the
+runs API does, and says that no job backs it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from app.datarepo.service import rebuild_site
+from app.main import create_app
+from app.settings import Settings
+from app.site import page
+from app.site.runs import PROVES
+from registry.datarepo import layout
+from tests.app.conftest import LOCAL, NO_REGRADES
+
+from ..publish.conftest import write_data_repository
+from .conftest import summary
+
+KEY = "sk-ant-api03-" + "Zq8xW3rT6yU1iO4pA7sD0fG2hJ5kL9zX" * 2 + "AA"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str) -> Settings:
+    """Local mode with its writer off: the test runs it."""
+    return Settings(
+        state_dir=tmp_path / "state", database_url=database_url, writer_enabled=False,
+        **NO_REGRADES,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def client(settings: Settings) -> TestClient:
+    app: FastAPI = create_app(settings)
+    with TestClient(app, **LOCAL) as client:
+        yield client  # type: ignore[misc]
+
+
+def test_a_pushed_run_gets_its_page_and_counts_where_the_api_counts_it(
+    client: TestClient, settings: Settings
+) -> None:
+    first = client.post("/v1/runs", json=summary(score=84))
+    second = client.post("/v1/runs", json=summary(score=90, notes=None, taskRewards=None))
+    assert first.status_code == second.status_code == 201, first.text
+    run = first.json()["data"]
+
+    checkout = write_data_repository(settings)
+    record = json.loads((checkout / layout.pushed_run_file(run["id"])).read_text())
+    assert (record["benchmark"], record["score"], record["harness"]) == ("mmlu-pro", 84, "codex")
+    assert record["taskRewards"] == [
+        {"task": "mmlu-pro-0001", "reward": 1.0},
+        {"task": "mmlu-pro-0002", "reward": 0.0},
+    ]
+    rebuild_site(settings)
+
+    # The answer's address is the run's page, which the service serves once it is built.
+    base = settings.public_url or str(client.base_url).rstrip("/")
+    assert first.json()["url"] == f"{base}/site/{page.pushed_run(run['id'])}"
+    shown = client.get(urlsplit(first.json()["url"]).path)
+    assert shown.status_code == 200
+    assert "84" in shown.text and "temperature 0; 1 attempt" in shown.text
+    assert PROVES in shown.text and "mmlu-pro-0002" in shown.text
+    listed = client.get(f"/site/{page.pushed_runs()}").text
+    assert run["id"] in listed and second.json()["data"]["id"] in listed
+    detail = client.get(f"/site/{page.run_detail()}")
+    assert detail.status_code == 200 and 'id="run-detail"' in detail.text
+
+    (api,) = client.get("/v1/bench/reproduced", params={"benchmark": "mmlu-pro"}).json()["data"]
+    site_json = client.get("/site/" + page.benchmark("mmlu-pro").removesuffix(".html") + ".json")
+    (panel,) = site_json.json()["reproduced"]
+    assert (panel["runCount"], panel["median"]) == (api["runCount"], api["median"]) == (2, 87)
+    assert panel["pushedCount"] == 2 and panel["modelSlug"] == api["modelSlug"]
+    if api["modelSlug"] == run["modelSlug"] and run["modelSlug"] is not None:
+        leaderboard = client.get("/site/leaderboard/index.json").json()
+        (cell,) = [c for c in leaderboard["cells"] if c["model"] == run["modelSlug"]
+                   and c["benchmark"] == "mmlu-pro"]  # fmt: skip
+        assert cell["reproduced"] == {"runCount": 2, "pushedCount": 2, "median": 87}
+
+
+def test_a_pushed_runs_text_is_redacted_before_it_is_stored_or_public(
+    client: TestClient, settings: Settings
+) -> None:
+    body = summary(notes=f"ran with ANTHROPIC_API_KEY={KEY}")
+    body["taskRewards"] = [{"task": f"task-{KEY}", "reward": 1}]
+    pushed = client.post("/v1/runs", json=body)
+    assert pushed.status_code == 201, pushed.text
+    assert KEY not in pushed.text
+    assert "[REDACTED]" in pushed.json()["data"]["notes"]
+
+    checkout = write_data_repository(settings)
+    rebuild_site(settings)
+    written = [p.read_text() for p in checkout.rglob("*.json")]
+    built = [p.read_text() for p in settings.site_dir.rglob("*.*") if p.suffix in {".html", ".json"}]
+    assert written and built
+    assert not any(KEY in text for text in [*written, *built])
