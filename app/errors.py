@@ -4,10 +4,13 @@ Every `/api` refusal has the same shape, whatever raised it (an `HbenchError`, F
 request validation, routing, or a bug)::
 
     {"detail": "<message> (rule-code)", "code": "rule-code",
+     "help": "/guide/troubleshooting#rule-code",
      "errors": [{"code": "rule-code", "message": "<message>", "path": null}, ...]}
 
 `errors` lists every problem, not only the first; `path` names the field or file a problem
-concerns, when there is one. `tests/app/test_error_shape.py` pins the shape.
+concerns, when there is one; `help` is the first code's entry on the service's
+Troubleshooting page. `tests/app/test_error_shape.py` pins the shape. Each code's HTTP
+status is the catalogue's (`hbench.rules`).
 
 The runs API under `/v1` keeps the shape of the skill document it implements
 (`../shared/spec/benchhub-skill.md`), `{"error": {"code", "message", "details", "type"}}`;
@@ -35,112 +38,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
 from hbench.errors import HbenchError, Problem
-from hbench.rules import RULE_CODES
+from hbench.rules import Area, codes, guide_link, status_of
 
 logger = logging.getLogger(__name__)
 
 API_PREFIX = "/api"
 V1_PREFIX = "/v1"
 
-# Codes absent here are refusals of what was sent (a job that fails a check, say): 422.
-DEFAULT_STATUS = 422
-STATUS_BY_CODE: dict[str, int] = {
-    "request-invalid": 422,
-    "auth-required": 401,
-    "token-invalid": 401,
-    "token-revoked": 401,
-    "session-required": 403,
-    "account-denied": 403,
-    "endpoint-not-found": 404,
-    "token-not-found": 404,
-    "method-not-allowed": 405,
-    "internal-error": 500,
-    "service-unavailable": 503,
-    # Request bodies (app/http/bodies.py): too large, nested too deep, sent too slowly.
-    "request-body-too-large": 413,
-    "request-json-too-deep": 400,
-    "request-body-too-slow": 408,
-    # Issuing runs: a board's limits are rate limits; abandoning needs a waiting run.
-    "run-limit-daily": 429,
-    "run-limit-waiting": 429,
-    "run-not-found": 404,
-    "run-not-waiting": 409,
-    # Uploads: a body too large or not gzip; a run token that can't upload (any more).
-    "upload-too-large": 413,
-    "upload-unpacked-too-large": 413,
-    "upload-too-many-files": 413,
-    "upload-content-type": 415,
-    "upload-not-gzip": 415,
-    "run-token-invalid": 401,
-    "run-token-expired": 401,
-    "run-token-used": 409,
-    "run-abandoned": 409,
-    "bench-job-not-found": 404,
-    # Publishing, withdrawing and deleting (app/publish/).
-    "job-already-published": 409,
-    "regrade-pending": 409,
-    "regrade-mismatch": 409,
-    "job-withdrawn": 409,
-    "job-taken-down": 409,
-    "job-not-published": 409,
-    "publish-window-passed": 409,
-    "publish-board-choice": 409,
-    "delete-published": 409,
-    "job-files-hidden": 410,
-    "bench-published-before": 409,
-    # The GitHub App: webhooks GitHub sends, OIDC tokens, sign-in, calls to GitHub.
-    "webhook-not-configured": 503,
-    "webhook-too-large": 413,
-    "webhook-signature-missing": 401,
-    "webhook-signature-unsupported": 401,
-    "webhook-signature-invalid": 401,
-    "webhook-app-mismatch": 403,
-    "webhook-payload-invalid": 400,
-    "command-job-not-found": 404,
-    "command-not-allowed": 403,
-    "github-not-configured": 503,
-    "github-not-installed": 404,
-    "github-request-failed": 502,
-    "oidc-token-invalid": 401,
-    "oidc-key-unknown": 401,
-    "oidc-signature-invalid": 401,
-    "oidc-issuer-mismatch": 401,
-    "oidc-audience-mismatch": 401,
-    "oidc-token-expired": 401,
-    "oidc-token-not-yet-valid": 401,
-    "oidc-claims-invalid": 401,
-    "oidc-workflow-untrusted": 403,
-    "oidc-workflow-sha-unknown": 403,
-    "oidc-runner-self-hosted": 403,
-    "board-actions-only": 403,
-    "oidc-upload-mismatch": 403,
-    "oidc-resume-mismatch": 403,
-    "oidc-token-reused": 401,
-    "oidc-issuer-unavailable": 503,
-    "oidc-token-not-accepted": 401,
-    "oidc-repository-not-installed": 403,
-    "oidc-account-unknown": 403,
-    "oauth-state-mismatch": 400,
-    "oauth-denied": 400,
-    "oauth-exchange-failed": 502,
-    "csrf-refused": 403,
-    "csrf-token-invalid": 403,
-    # Reports, take-downs and the deny list (app/reports/).
-    "report-target-unknown": 404,
-    "report-limit": 429,
-    "report-not-found": 404,
-    "report-closed": 409,
-    "report-run-ambiguous": 409,
-    "takedown-run-not-found": 404,
-    "takedown-run-not-public": 409,
-    "maintainer-only": 403,
-    "deny-account-not-found": 404,
-    "deny-maintainer": 409,
-    # The runs API (`/v1`), answered in its own shape (`v1_body`).
-    "validation_error": 400,
-    "rate_limited": 429,
-    "not_found": 404,
-}
 # Routing's own refusals, for statuses no code of ours raises.
 CODE_BY_HTTP_STATUS: dict[int, str] = {
     401: "auth-required",
@@ -170,12 +74,17 @@ class ErrorEnvelope(BaseModel):
         description="The first problem's rule code; docs/rule-codes.md explains each.",
         examples=["request-invalid"],
     )
+    help: str = Field(
+        description="Where the first problem's code is explained, with how to fix it: its "
+        "entry on the service's Troubleshooting page, relative to the service's address.",
+        examples=["/guide/troubleshooting#request-invalid"],
+    )
     errors: list[ErrorItem]
 
 
 def status_for(code: str) -> int:
-    """The HTTP status an error with this rule code is answered with."""
-    return STATUS_BY_CODE.get(code, DEFAULT_STATUS)
+    """The HTTP status an error with this rule code is answered with (the catalogue's)."""
+    return status_of(code)
 
 
 def envelope(problems: Sequence[Problem]) -> ErrorEnvelope:
@@ -187,6 +96,7 @@ def envelope(problems: Sequence[Problem]) -> ErrorEnvelope:
     return ErrorEnvelope(
         detail=f"{message} ({first.code})",
         code=first.code,
+        help=guide_link(first.code),
         errors=[ErrorItem(code=p.code, message=p.message, path=p.path) for p in problems],
     )
 
@@ -359,13 +269,11 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(Exception, handle_unexpected_error)
 
 
-def error_responses(*codes: str) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses` for an endpoint that may refuse with these codes (and fail)."""
-    unknown = set(codes) - RULE_CODES
-    if unknown:
-        raise ValueError(f"unknown rule codes: {sorted(unknown)}")
+def error_responses(*answers: Area | str) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for an endpoint that may refuse with the codes of these areas and
+    these single codes (and fail), such as `error_responses(Area.AUTH, "request-invalid")`."""
     by_status: dict[int, list[str]] = defaultdict(list)
-    for code in (*codes, "internal-error"):
+    for code in codes(*answers, "internal-error"):
         by_status[status_for(code)].append(code)
     return {
         status: {

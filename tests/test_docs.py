@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from hbench.rules import DOCS_PAGE, RULE_CODES
+from hbench.rule_docs import parse_rule_docs, read_rule_docs
+from hbench.rules import CATALOGUE, DOCS_PAGE, RULE_CODES, Area
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,6 +23,37 @@ def test_every_rule_code_is_documented_once() -> None:
     assert not duplicated, f"documented more than once: {sorted(duplicated)}"
     assert sorted(RULE_CODES - set(documented)) == [], "codes missing from the docs"
     assert sorted(set(documented) - RULE_CODES) == [], "docs name codes the code lacks"
+
+
+def test_the_docs_have_one_section_per_area_in_the_catalogues_order() -> None:
+    titles = [section.title for section in read_rule_docs()]
+    assert titles == [area.title for area in Area]
+
+
+def test_each_code_is_documented_under_its_areas_section() -> None:
+    for section, area in zip(read_rule_docs(), Area, strict=True):
+        documented = [doc.code for doc in section.codes]
+        declared = [code for code, _, _ in CATALOGUE[area]]
+        assert sorted(set(declared) - set(documented)) == [], f"missing under {area.title!r}"
+        assert sorted(set(documented) - set(declared)) == [], f"not of {area.title!r}"
+
+
+def test_each_code_says_what_it_means_and_how_to_fix_it() -> None:
+    for section in read_rule_docs():
+        for doc in section.codes:
+            assert doc.meaning, f"{doc.code} says nothing before its fix"
+            assert doc.fix, f"{doc.code} has no **Fix:**"
+
+
+def test_the_parser_splits_sections_and_fixes() -> None:
+    text = (
+        "# Title\n\nIntro.\n\n## One\n\nAbout one.\n\n### `a-code`\nIt broke. **Fix:** mend it.\n"
+    )
+    (section,) = parse_rule_docs(text)
+    assert (section.title, section.intro) == ("One", "About one.")
+    assert [(c.code, c.meaning, c.fix) for c in section.codes] == [
+        ("a-code", "It broke.", "mend it.")
+    ]
 
 
 def test_every_evidence_level_is_explained_in_the_trust_model() -> None:

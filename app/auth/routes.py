@@ -11,17 +11,16 @@ from app.auth.dependencies import CurrentAccount, CurrentCaller, SessionAccount
 from app.auth.schemas import Me, TokenCreate, TokenCreated, TokenInfo, TokenList
 from app.dependencies import SessionDep
 from app.errors import error_responses
+from hbench.rules import Area
 
 router = APIRouter(prefix="/api", tags=["accounts"])
-
-SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
 
 
 @router.get(
     "/me",
     summary="Who you are signed in as",
     response_model=Me,
-    responses=error_responses(*SIGNED_IN),
+    responses=error_responses(Area.AUTH),
 )
 def me(caller: CurrentCaller) -> Me:
     account = caller.account
@@ -42,7 +41,7 @@ def me(caller: CurrentCaller) -> Me:
     "the service keeps just its hash. API tokens can't create tokens (`session-required`).",
     status_code=status.HTTP_201_CREATED,
     response_model=TokenCreated,
-    responses=error_responses(*SIGNED_IN, "session-required", "request-invalid"),
+    responses=error_responses(Area.AUTH, "session-required", "request-invalid"),
 )
 def create_token(
     body: TokenCreate, account: SessionAccount, session: SessionDep, response: Response
@@ -57,7 +56,7 @@ def create_token(
     "/tokens",
     summary="List your API tokens",
     response_model=TokenList,
-    responses=error_responses(*SIGNED_IN),
+    responses=error_responses(Area.AUTH),
 )
 def list_tokens(account: CurrentAccount, session: SessionDep) -> TokenList:
     rows = service.list_api_tokens(session, account)
@@ -70,7 +69,7 @@ def list_tokens(account: CurrentAccount, session: SessionDep) -> TokenList:
     description="The token stops working at once. Revoking it again changes nothing.",
     status_code=status.HTTP_204_NO_CONTENT,
     response_class=Response,
-    responses=error_responses(*SIGNED_IN, "token-not-found", "request-invalid"),
+    responses=error_responses(Area.AUTH, "token-not-found", "request-invalid"),
 )
 def revoke_token(token_id: uuid.UUID, account: CurrentAccount, session: SessionDep) -> None:
     service.revoke_api_token(session, account, token_id)

@@ -32,27 +32,9 @@ from app.settings import Settings, get_settings
 from app.uploads.archive import ArchiveLimits, extract_async, scratch_folder
 from hbench.errors import HbenchError
 from hbench.limits import MIB
+from hbench.rules import Area
 from registry.loader import Registry
 
-SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
-RUN_TOKEN = ("run-token-invalid", "run-token-expired", "run-token-used", "run-abandoned")
-ARCHIVE = (
-    "upload-content-type", "upload-too-large", "upload-unpacked-too-large",
-    "upload-too-many-files", "upload-too-deep", "upload-not-gzip", "upload-corrupt",
-    "upload-truncated", "upload-trailing-data", "archive-malformed", "archive-unsafe-path",
-    "archive-path-too-long", "archive-link", "archive-special-file", "archive-duplicate-name",
-    "archive-several-jobs", "archive-outside-job", "archive-empty",
-)  # fmt: skip
-CHECKS = (
-    "manifest-missing", "manifest-invalid", "manifest-file-missing", "manifest-file-extra",
-    "manifest-file-changed", "hbench-version-too-old", "job-not-harbor", "job-json-invalid",
-    "job-result-missing", "trial-result-missing", "job-unfinished", "job-incomplete",
-    "job-trials-extra", "trial-cancelled", "trial-job-mismatch", "job-no-trials",
-    "job-several-datasets", "job-several-agents", "job-several-models",
-    "job-attempts-out-of-range", "job-retries-not-crashes", "job-prompt-not-issued",
-    "board-environment-refused", "local-spec-mismatch", "run-spec-digest-mismatch",
-    "bench-published-before",
-)  # fmt: skip
 GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip"})
 DEFAULT_LIST_LIMIT = 100
 
@@ -80,7 +62,19 @@ router = APIRouter(prefix="/api/bench", tags=["your bench"], lifespan=prepare_up
     "privately on Your bench until you publish it.",
     status_code=status.HTTP_201_CREATED,
     response_model=UploadAccepted,
-    responses=error_responses(*SIGNED_IN, *RUN_TOKEN, *ARCHIVE, *CHECKS, "request-invalid"),
+    responses=error_responses(
+        Area.AUTH,
+        Area.RUN_TOKEN,
+        Area.ARCHIVE,
+        Area.REDACTION,
+        Area.JOB,
+        Area.CONSISTENCY,
+        Area.MANIFEST,
+        Area.CHECK,
+        "board-environment-refused",
+        "bench-published-before",
+        "request-invalid",
+    ),
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -185,7 +179,7 @@ def archive_limits(settings: Settings) -> ArchiveLimits:
     "/jobs",
     summary="List your jobs, newest first",
     response_model=JobList,
-    responses=error_responses(*SIGNED_IN, "request-invalid"),
+    responses=error_responses(Area.AUTH, "request-invalid"),
 )
 def list_jobs(
     account: CurrentAccount,
@@ -202,7 +196,7 @@ def list_jobs(
     "/jobs/{job_id}",
     summary="One of your jobs: summary, checks, redactions, boards",
     response_model=JobDetail,
-    responses=error_responses(*SIGNED_IN, "bench-job-not-found", "request-invalid"),
+    responses=error_responses(Area.AUTH, "bench-job-not-found", "request-invalid"),
 )
 def get_job(job_id: uuid.UUID, account: CurrentAccount, session: SessionDep) -> JobDetail:
     return JobDetail.from_row(service.get_job(session, account.id, job_id))

@@ -38,6 +38,7 @@ from app.github.jobs import JobActionsDep
 from app.github.routing import Context, Event, EventRouter
 from app.settings import Settings
 from hbench.errors import HbenchError
+from hbench.rules import Area
 
 log = logging.getLogger(__name__)
 
@@ -68,15 +69,7 @@ class WebhookAnswer(BaseModel):
     response_model=WebhookAnswer,
     responses={
         200: {"model": WebhookAnswer, "description": "A delivery seen before: ignored."},
-        **error_responses(
-            "webhook-not-configured",
-            "webhook-too-large",
-            "webhook-signature-missing",
-            "webhook-signature-unsupported",
-            "webhook-signature-invalid",
-            "webhook-app-mismatch",
-            "webhook-payload-invalid",
-        ),
+        **error_responses(Area.WEBHOOK),
     },
 )
 async def receive_webhook(

@@ -39,21 +39,12 @@ from app.publish.schemas import (
 from app.registry import RegistryDep
 from app.settings import Settings, get_settings
 from hbench.errors import HbenchError
+from hbench.rules import Area, codes
 
-SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
-PLACEMENT = (
-    "board-local-tasks", "board-attempts-refused", "board-prompt-needs-issued-run",
-    "board-environment-refused", "board-dataset-unpinned", "job-not-placeable",
-)  # fmt: skip
-PUBLISH = (
-    "bench-job-not-found", "job-already-published", "job-withdrawn", "publish-window-passed",
-    "publish-board-not-fitting", "bench-published-before", "request-invalid",
-)  # fmt: skip
-WITHDRAW = ("bench-job-not-found", "job-not-published", "job-withdrawn", "request-invalid")
-DELETE = ("bench-job-not-found", "delete-confirm-mismatch", "delete-published", "request-invalid")
-DOWNLOAD = (
-    "token-invalid", "token-revoked", "bench-job-not-found", "job-files-hidden", "request-invalid",
-)  # fmt: skip
+WITHDRAW = codes(Area.AUTH, "bench-job-not-found", "job-not-published", "job-withdrawn")
+DELETE = codes(Area.AUTH, "bench-job-not-found", "delete-confirm-mismatch", "delete-published")
+# Anyone may download a published job: signing in refuses only a bad token.
+DOWNLOAD = ("token-invalid", "token-revoked", "bench-job-not-found", "job-files-hidden")
 
 
 def policy_of(settings: Settings) -> Policy:
@@ -98,7 +89,7 @@ router = APIRouter(prefix="/api/bench", tags=["your bench"], lifespan=run_mainte
     "envelope carries one more field, `boards`, the boards it fits. "
     "Within the publish window (30 days after the upload), once.",
     response_model=PublishedJob,
-    responses=error_responses(*SIGNED_IN, *PLACEMENT, *PUBLISH, "publish-board-choice"),
+    responses=error_responses(Area.AUTH, Area.BENCH, Area.BOARD, Area.PUBLISH, "request-invalid"),
 )
 def publish_job(
     job_id: uuid.UUID,
@@ -138,7 +129,7 @@ def publish_job(
     "/jobs/{job_id}/withdraw",
     summary="Withdraw a published job's score, for good",
     response_model=WithdrawnJob,
-    responses=error_responses(*SIGNED_IN, *WITHDRAW),
+    responses=error_responses(*WITHDRAW, "request-invalid"),
 )
 def withdraw_job(
     job_id: uuid.UUID, *, account: CurrentAccount, session: SessionDep, clock: ClockDep
@@ -161,7 +152,7 @@ def withdraw_job(
     "the retention period; a hidden fingerprint stays so a re-upload of a published job "
     "is recognised. Withdraw a published job first.",
     response_model=DeletedJob,
-    responses=error_responses(*SIGNED_IN, *DELETE),
+    responses=error_responses(*DELETE, "request-invalid"),
 )
 def delete_job(
     job_id: uuid.UUID,
@@ -219,7 +210,7 @@ def optional_account(
             "description": "The job's files are at the presigned address in `Location`.",
             "headers": {"Location": {"schema": {"type": "string", "format": "uri"}}},
         },
-        **error_responses(*DOWNLOAD),
+        **error_responses(*DOWNLOAD, "request-invalid"),
     },
 )
 def download_job(

@@ -25,9 +25,9 @@ from app.reports.schemas import (
     TakenDown,
 )
 from hbench.errors import HbenchError
+from hbench.rules import Area, codes
 
-SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
-MAINTAINER = (*SIGNED_IN, "maintainer-only", "request-invalid")
+MAINTAINER = codes(Area.AUTH, "maintainer-only", "request-invalid")
 TAKEDOWN = ("takedown-reason-unknown", "takedown-note-invalid", "takedown-run-not-public")
 
 
@@ -52,14 +52,7 @@ admin = APIRouter(prefix="/api/admin", tags=["maintainers"])
     "never sees who you are.",
     status_code=status.HTTP_201_CREATED,
     response_model=ReportCreated,
-    responses=error_responses(
-        *SIGNED_IN,
-        "request-invalid",
-        "report-target-missing",
-        "report-message-length",
-        "report-target-unknown",
-        "report-limit",
-    ),
+    responses=error_responses(Area.AUTH, Area.REPORT, "request-invalid"),
 )
 def create_report(
     body: ReportRequest,

@@ -30,45 +30,8 @@ from app.runs.schemas import (
 )
 from app.runs.status import effective_status
 from hbench.errors import HbenchError
+from hbench.rules import Area
 
-SIGNED_IN = ("auth-required", "token-invalid", "token-revoked", "account-denied")
-POLICY = (
-    "entry-name-generated",
-    "run-target-missing",
-    "run-board-unknown",
-    "run-board-mismatch",
-    "run-board-ambiguous",
-    "run-dataset-unknown",
-    "run-task-set-unknown",
-    "run-model-unknown",
-    "run-no-board",
-    "run-agent-not-allowed",
-    "run-attempts-refused",
-    "run-kwargs-reserved",
-    "run-prompt-template-invalid",
-    "run-limit-daily",
-    "run-limit-waiting",
-    "run-environment-refused",
-    "board-actions-only",
-    "oidc-runner-self-hosted",
-)
-OIDC = (
-    "oidc-token-invalid",
-    "oidc-key-unknown",
-    "oidc-signature-invalid",
-    "oidc-issuer-mismatch",
-    "oidc-audience-mismatch",
-    "oidc-token-expired",
-    "oidc-token-not-yet-valid",
-    "oidc-claims-invalid",
-    "oidc-workflow-untrusted",
-    "oidc-workflow-sha-unknown",
-    "oidc-token-reused",
-    "oidc-issuer-unavailable",
-    "oidc-repository-not-installed",
-    "oidc-account-unknown",
-    "github-not-configured",
-)
 DEFAULT_LIST_LIMIT = 100
 
 
@@ -88,7 +51,9 @@ router = APIRouter(prefix="/api/local-runs", tags=["issued runs"])
     "records the workflow's repository, ref, commit and run.",
     status_code=status.HTTP_201_CREATED,
     response_model=IssuedRunCreated,
-    responses=error_responses(*SIGNED_IN, *OIDC, *POLICY, "request-invalid"),
+    responses=error_responses(
+        Area.AUTH, Area.OIDC, Area.RUN, "github-not-configured", "request-invalid"
+    ),
 )
 def issue_run(
     body: IssueRequest,
@@ -132,7 +97,7 @@ def issue_run(
     "",
     summary="List your issued runs, newest first",
     response_model=IssuedRunList,
-    responses=error_responses(*SIGNED_IN, "request-invalid"),
+    responses=error_responses(Area.AUTH, "request-invalid"),
 )
 def list_runs(
     account: CurrentAccount,
@@ -154,7 +119,7 @@ def list_runs(
     description="The run counts as expired and frees its slot on the board at once. A run "
     "already abandoned, uploaded or expired is refused (`run-not-waiting`).",
     response_model=IssuedRunInfo,
-    responses=error_responses(*SIGNED_IN, "run-not-found", "run-not-waiting", "request-invalid"),
+    responses=error_responses(Area.AUTH, "run-not-found", "run-not-waiting", "request-invalid"),
 )
 def abandon_run(
     run_id: uuid.UUID, account: CurrentAccount, session: SessionDep, clock: ClockDep
@@ -172,9 +137,7 @@ def abandon_run(
     "upload is bound to the new workflow run, and a resumed run is never run on CI.",
     response_model=IssuedRunCreated,
     status_code=200,
-    responses=error_responses(
-        *OIDC, "oidc-resume-mismatch", "run-not-found", "run-not-waiting", "request-invalid"
-    ),
+    responses=error_responses(Area.OIDC, Area.ISSUED, "github-not-configured", "request-invalid"),
 )
 def resume_run(
     run_id: uuid.UUID,

@@ -18,6 +18,7 @@ import jinja2
 from fastapi import Depends, Request, Security
 from fastapi.responses import HTMLResponse
 from fastapi.security import HTTPAuthorizationCredentials
+from markupsafe import Markup
 from sqlalchemy.orm import Session
 
 from app.auth.dependencies import Caller, bearer, current_caller
@@ -30,15 +31,13 @@ from app.settings import Settings
 from app.web import csrf
 from hbench import __version__
 from hbench.errors import HbenchError, Problem
+from hbench.rules import guide_link
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"
 STATIC_PATH = "/web-static"
 MAX_FORM_BYTES = 512 * 1024
 """A page form's largest body: the run form's texts (template, instructions, options)."""
-
-PAGE_STATUS = {"csrf-token-invalid": 403}
-"""Statuses for codes the API never answers with."""
 
 environment = jinja2.Environment(
     loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -47,6 +46,14 @@ environment = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
+def rule_code(code: str) -> Markup:
+    """A rule code as the pages show it: linked to its entry on the Troubleshooting page."""
+    return Markup('<a href="{}"><code class="code">{}</code></a>').format(guide_link(code), code)
+
+
+environment.globals["rule_code"] = rule_code
 
 
 SECURITY_HEADERS = {
@@ -81,7 +88,7 @@ class PageError(Exception):
 
 
 def page_status(code: str) -> int:
-    return PAGE_STATUS.get(code) or status_for(code)
+    return status_for(code)
 
 
 @dataclass

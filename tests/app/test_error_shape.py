@@ -9,9 +9,9 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from app.auth.tokens import new_api_token
-from app.errors import DEFAULT_STATUS, STATUS_BY_CODE, envelope, status_for
+from app.errors import envelope, status_for
 from hbench.errors import HbenchError, Problem
-from hbench.rules import RULE_CODES
+from hbench.rules import GUIDE_PATH, RULE_CODES, RULES
 
 from .conftest import LOCAL, REMOTE, bearer
 
@@ -19,13 +19,14 @@ LEAKY = "password=hunter2 at /srv/secret/path"
 
 
 def assert_envelope(answer: Any, status: int, code: str) -> dict[str, Any]:
-    """The envelope's exact shape: three keys, the code at the end of the detail, and
-    every problem listed with its code, message and path."""
+    """The envelope's exact shape: four keys, the code at the end of the detail, its
+    Troubleshooting entry, and every problem listed with its code, message and path."""
     assert answer.status_code == status, answer.text
     assert answer.headers["content-type"] == "application/json"
     body: dict[str, Any] = answer.json()
-    assert set(body) == {"detail", "code", "errors"}
+    assert set(body) == {"detail", "code", "help", "errors"}
     assert body["code"] == code
+    assert body["help"] == f"{GUIDE_PATH}#{code}"
     assert body["detail"].endswith(f" ({code})")
     assert body["errors"], "errors lists at least the first problem"
     for error in body["errors"]:
@@ -146,10 +147,21 @@ def test_pages_outside_the_api_keep_their_own_errors(calls: Any) -> None:
     assert "code" not in answer.json()
 
 
-def test_the_status_table_names_only_known_codes() -> None:
-    assert set(STATUS_BY_CODE) <= RULE_CODES
-    assert status_for("manifest-file-changed") == DEFAULT_STATUS
+def test_each_codes_status_is_the_catalogues() -> None:
+    assert all(status_for(code) == rule.status for code, rule in RULES.items())
+    assert status_for("manifest-file-changed") == 422
     assert status_for("auth-required") == 401
+    assert all(400 <= rule.status < 600 for rule in RULES.values())
+
+
+def test_an_errors_help_is_an_entry_on_the_troubleshooting_page(calls: Any) -> None:
+    local, _ = calls
+    body = assert_envelope(local.get("/api/test/refusal"), 422, "manifest-file-changed")
+    path, _, anchor = body["help"].partition("#")
+    page = local.get(path)
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert f'id="{anchor}"' in page.text
 
 
 def test_one_problem_is_its_own_detail() -> None:
@@ -157,5 +169,6 @@ def test_one_problem_is_its_own_detail() -> None:
     assert envelope([problem]).model_dump() == {
         "detail": problem.detail,
         "code": "token-revoked",
+        "help": "/guide/troubleshooting#token-revoked",
         "errors": [{"code": "token-revoked", "message": problem.message, "path": None}],
     }

@@ -83,7 +83,11 @@
       const code = document.createElement("code");
       code.className = "code";
       code.textContent = problem.code;
-      item.append(code);
+      // Each code links its entry on the Troubleshooting page.
+      const link = document.createElement("a");
+      link.href = "/guide/troubleshooting#" + encodeURIComponent(problem.code);
+      link.append(code);
+      item.append(link);
       problems.append(item);
     }
     refusal.hidden = false;

@@ -34,7 +34,7 @@ def test_each_prefix_keeps_its_own_shape(app: FastAPI, client: TestClient) -> No
         }
         if prefix == "/api":
             for answer in answers.values():
-                assert set(answer.json()) == {"detail", "code", "errors"}, answer.text
+                assert set(answer.json()) == {"detail", "code", "help", "errors"}, answer.text
             assert answers["refused"].json()["code"] == "maintainer-only"
             assert answers["crashed"].json()["code"] == "internal-error"
         else:
