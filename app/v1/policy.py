@@ -15,6 +15,7 @@ from typing import Any
 from app.ratelimit import Limit, address_bucket
 from app.v1.schemas import MAX_TASK_REWARDS, RunSubmission, TaskReward
 from hbench.errors import HbenchError, Problem
+from registry import naming
 from registry.loader import Registry
 
 CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -52,16 +53,19 @@ def check_submission(submission: RunSubmission, registry: Registry) -> None:
 
 
 def model_slug(registry: Registry, text: str) -> str | None:
-    """The registry's model a free-text name stands for: by slug, by a name Harbor records
-    (`openai/gpt-5`), or by a provider-prefixed slug (`anthropic/claude-sonnet-4-5`)."""
-    wanted = text.strip().lower()
-    if wanted in registry.models:
-        return wanted
-    named = registry.model_named(wanted) if wanted else None
-    if named is not None:
-        return named.slug
-    tail = wanted.rsplit("/", 1)[-1]
-    return tail if tail in registry.models else None
+    """The one `modelSlug` of a free-text model name, for the runs, their filters and the
+    aggregates alike (`registry.naming`): a registry model by its slug, name, Harbor names
+    or aliases, whatever the case or provider prefix; any other model by its normalised
+    text (`Anthropic/Claude-Opus-4-8` is `claude-opus-4-8`)."""
+    return naming.model_slug(registry, text)
+
+
+def model_filter(registry: Registry, text: str | None) -> str | None:
+    """A `?model=` query as the slug runs are stored under; the text itself when it
+    normalises to nothing."""
+    if not text:
+        return None
+    return model_slug(registry, text) or text
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from app.site import page as site_page
 from app.site.serve import SITE_PATH
 from app.v1 import service
 from app.v1.aggregates import ReproducedCache, aggregate
-from app.v1.policy import PushLimits
+from app.v1.policy import PushLimits, model_filter
 from app.v1.schemas import (
     Camel,
     ReproducedList,
@@ -120,6 +120,7 @@ def push_run(
 )
 def list_runs(
     session: SessionDep,
+    registry: RegistryDep,
     *,
     benchmark: str | None = None,
     model: str | None = None,
@@ -127,7 +128,8 @@ def list_runs(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
 ) -> RunList:
-    where = service.RunFilter(benchmark, model, harness)
+    # A model is asked for as it was pushed, in any spelling of the one slug.
+    where = service.RunFilter(benchmark, model_filter(registry, model), harness)
     rows, pagination = service.list_runs(session, where, page=page, limit=limit)
     return RunList(data=service.records(session, rows), pagination=pagination)
 
@@ -157,10 +159,12 @@ def reproduced(
     session: SessionDep,
     clock: ClockDep,
     cache: Annotated[ReproducedCache, Depends(get_reproduced_cache)],
+    registry: RegistryDep,
+    *,
     benchmark: str | None = None,
     model: str | None = None,
 ) -> ReproducedList:
-    where = service.RunFilter(benchmark, model)
+    where = service.RunFilter(benchmark, model_filter(registry, model))
     return cache.get(
-        (benchmark, model), clock(), lambda: aggregate(service.scored_runs(session, where))
+        (benchmark, where.model), clock(), lambda: aggregate(service.scored_runs(session, where))
     )

@@ -49,7 +49,7 @@ def test_a_summary_is_stored_and_answered_as_the_skill_shows(
         ("gpt-5", "gpt-5"),
         ("OpenAI/GPT-5-2025-08-07", "gpt-5"),
         ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"),
-        ("some/unknown-model", None),
+        ("some/Unknown_Model", "unknown-model"),
     ],
 )
 def test_the_model_is_normalised_when_the_registry_knows_it(
