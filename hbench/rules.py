@@ -296,7 +296,6 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
     Area.WITHDRAW: (
         ("job-not-published", 409, "The job is private: nothing to withdraw"),
         ("delete-confirm-mismatch", 422, "The job's name was not typed again"),
-        ("delete-published", 409, "The job has a score on its board"),
         ("job-files-hidden", 410, "The job's files are no longer shown"),
         ("job-files-deleted", 410, "The job's owner deleted it, and its files"),
     ),

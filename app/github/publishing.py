@@ -100,9 +100,11 @@ class PublishingActions:
                 blobs=self.blobs, policy=self.policy, now=now,
             )  # fmt: skip
             purge = now + self.policy.deleted_files_retention
+            board = service.score_board(done)
+            kept = f" Its score stays on the board `{board}`." if board is not None else ""
             return (
                 f"Deleted `{done.job_name}`: it has left Your bench, and its files leave "
-                f"storage by {purge:%Y-%m-%d %H:%M} UTC."
+                f"storage by {purge:%Y-%m-%d %H:%M} UTC.{kept}"
             )
 
         return await self.run("delete", request, act)

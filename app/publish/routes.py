@@ -41,10 +41,15 @@ from app.settings import Settings, get_settings
 from hbench.errors import HbenchError
 from hbench.rules import Area, codes
 
-WITHDRAW = codes(Area.AUTH, "bench-job-not-found", "job-not-published", "job-withdrawn")
-DELETE = codes(Area.AUTH, "bench-job-not-found", "delete-confirm-mismatch", "delete-published")
+WITHDRAW = codes(
+    Area.AUTH, "bench-job-not-found", "job-not-published", "job-withdrawn", "job-taken-down"
+)
+DELETE = codes(Area.AUTH, "bench-job-not-found", "delete-confirm-mismatch")
 # Anyone may download a published job: signing in refuses only a bad token.
-DOWNLOAD = ("token-invalid", "token-revoked", "bench-job-not-found", "job-files-hidden")
+DOWNLOAD = (
+    "token-invalid", "token-revoked", "bench-job-not-found", "job-files-hidden",
+    "job-files-deleted",
+)  # fmt: skip
 
 
 def policy_of(settings: Settings) -> Policy:
@@ -146,11 +151,13 @@ def withdraw_job(
 
 @router.delete(
     "/jobs/{job_id}",
-    summary="Delete a job that has no score on a board",
+    summary="Delete a job and its files; a score it has stays on its board",
     description="Confirm with the job's name, as `?confirm=<name>` or the body "
-    '`{"confirm": "<name>"}`. The job leaves Your bench and its files leave storage after '
-    "the retention period; a hidden fingerprint stays so a re-upload of a published job "
-    "is recognised. Withdraw a published job first.",
+    '`{"confirm": "<name>"}`. The job leaves Your bench, its files can no longer be '
+    "downloaded (`job-files-deleted`) and leave storage after the retention period; a "
+    "hidden fingerprint stays so a re-upload of a job that counted is recognised. A "
+    "published job's score stays on its board, and its run's page says its files were "
+    "deleted: withdraw it first to take the score off.",
     response_model=DeletedJob,
     responses=error_responses(*DELETE, "request-invalid"),
 )
@@ -172,8 +179,9 @@ def delete_job(
     )
     purge = row.deleted_at + policy.deleted_files_retention if row.deleted_at else None
     return DeletedJob(
-        id=row.id, status=row.status.value, deleted_at=row.deleted_at, files_purged_by=purge
-    )
+        id=row.id, status=row.status.value, deleted_at=row.deleted_at, files_purged_by=purge,
+        score_stays_on=service.score_board(row),
+    )  # fmt: skip
 
 
 def optional_account(

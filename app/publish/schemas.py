@@ -61,6 +61,12 @@ class DeletedJob(BaseModel):
     files_purged_by: datetime | None = Field(
         description="When the job's files leave storage at the latest (docs/retention.md)."
     )
+    score_stays_on: str | None = Field(
+        default=None,
+        description="The board the job's score stays on, when it was published and neither "
+        "withdrawn nor taken down: deleting leaves it there.",
+        examples=["hbench-demo"],
+    )
 
 
 class BoardChoiceEnvelope(ErrorEnvelope):

@@ -20,11 +20,18 @@ from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session
 
 from app.auth.service import refuse_denied
+from app.bench.actions import (
+    download_problem,
+    files_deleted,
+    not_published,
+    publish_problem,
+    withdraw_problem,
+)
 from app.bench.service import get_job
 from app.blobs import BlobNotFoundError, BlobStore
 from app.datarepo.changes import (
-    AuditEventChange,
     CountIssuedRunChange,
+    DeleteRunFilesChange,
     OpenBoardChange,
     PublishRunChange,
     WithdrawRunChange,
@@ -35,7 +42,7 @@ from app.http.headers import attachment
 from app.publish.choice import Target, issued_target, placed_target, unplaceable
 from app.publish.fingerprints import published_before, record_prints
 from app.publish.record import entry_settings, provenance_of, published_run, run_id_of
-from app.publish.retention import Policy, files_hidden, publish_deadline
+from app.publish.retention import Policy
 from app.publish.task_files import board_task_files_problem
 from app.regrade.service import publish_refusal, regrade_of, run_evidence
 from app.v1.service import record_published_run, reject_published_run
@@ -160,33 +167,9 @@ def opened_boards(session: Session) -> list[OpenBoard]:
 
 def refuse_unpublishable(row: Job, now: datetime, policy: Policy) -> None:
     """Refuse a job that is not private, or whose publish window has passed."""
-    if row.status is JobStatus.PUBLISHED:
-        raise HbenchError(
-            "job-already-published",
-            f"the job {row.id} was published on {row.board} at {_when(row.published_at)}, and "
-            "a job is published once; withdraw it with POST /api/bench/jobs/{id}/withdraw "
-            "if the score should come off its board",
-        )
-    if row.status is JobStatus.WITHDRAWN:
-        raise HbenchError(
-            "job-withdrawn",
-            f"the job {row.id} was withdrawn at {_when(row.withdrawn_at)}, which is for good: "
-            "it can't be published again. Run the benchmark again for a new result",
-        )
-    if row.status is JobStatus.TAKEN_DOWN or row.taken_down_at is not None:
-        raise HbenchError(
-            "job-taken-down",
-            f"the job {row.id} was taken down by the maintainers, with the reason the audit "
-            "log gives; it can't go back on a board. Run the benchmark again for a new result",
-        )
-    if files_hidden(row.status, row.uploaded_at, row.files_hidden_at, now, policy):
-        deadline = publish_deadline(row.uploaded_at, policy)
-        raise HbenchError(
-            "publish-window-passed",
-            f"the job {row.id} was uploaded at {_when(row.uploaded_at)}, and a job can be "
-            f"published until {_when(deadline)}; its files are hidden now. Run the benchmark "
-            "again and publish the new job within the window",
-        )
+    problem = publish_problem(row, now, policy)
+    if problem is not None:
+        raise HbenchError.from_problems([problem])
 
 
 def count_run(session: Session, run: IssuedRun, login: str, now: datetime) -> None:
@@ -201,19 +184,11 @@ def count_run(session: Session, run: IssuedRun, login: str, now: datetime) -> No
 def withdraw(session: Session, account: Account, job_id: uuid.UUID, *, now: datetime) -> Job:
     """Take a published job's score off its board for good."""
     row = locked_job(session, account, job_id)
-    if row.status is not JobStatus.PUBLISHED or row.board is None:
+    problem, board = withdraw_problem(row), row.board
+    if problem is not None or board is None:  # only a job on its board has no problem
         session.rollback()
-        if row.status is JobStatus.WITHDRAWN:
-            raise HbenchError(
-                "job-withdrawn",
-                f"the job {row.id} was withdrawn already, at {_when(row.withdrawn_at)}",
-            )
-        raise HbenchError(
-            "job-not-published",
-            f"the job {row.id} is private: it has no score on a board to withdraw. Delete it "
-            "with DELETE /api/bench/jobs/{id}?confirm=<job name> if you want it gone",
-        )
-    enqueue(session, WithdrawRunChange(board=row.board, run_id=run_id_of(row.id)), at=now)
+        raise HbenchError.from_problems([problem or not_published(row)])
+    enqueue(session, WithdrawRunChange(board=board, run_id=run_id_of(row.id)), at=now)
     row.status, row.withdrawn_at = JobStatus.WITHDRAWN, now
     reject_published_run(session, row.id)
     session.commit()
@@ -230,7 +205,8 @@ def delete(
     policy: Policy,
     now: datetime,
 ) -> Job:
-    """Delete a job that is not on a board: its files go, a hidden fingerprint stays."""
+    """Delete a job: its files go (unreachable at once, purged after the retention period),
+    a hidden fingerprint stays, and a score it has on a board stays there."""
     row = get_job(session, account.id, job_id)
     if confirm != row.job_name:
         given = "no name" if not confirm else f"{confirm!r}"
@@ -241,16 +217,10 @@ def delete(
             '?confirm=<job name> or the body {"confirm": "<job name>"}',
         )
     row = locked_job(session, account, job_id)
-    if row.status is JobStatus.PUBLISHED:
-        session.rollback()
-        raise HbenchError(
-            "delete-published",
-            f"the job {row.id} has a score on {row.board}, and deleting doesn't take it off: "
-            "withdraw it first (POST /api/bench/jobs/{id}/withdraw), then delete it",
-        )
     if row.published_at is not None and row.board is not None:
-        change = AuditEventChange(action="delete_files", board=row.board, run=run_id_of(row.id))
-        enqueue(session, change, at=now)
+        # Its score stays as it is (on its board, or withdrawn or taken down); its run's
+        # record says its files were deleted, and the audit log has a line for it.
+        enqueue(session, DeleteRunFilesChange(board=row.board, run_id=run_id_of(row.id)), at=now)
     row.status, row.deleted_at = JobStatus.DELETED, now
     row.summary = {key: row.summary.get(key) for key in KEPT_SUMMARY_KEYS}
     row.checks, row.redactions = [], {}
@@ -258,6 +228,13 @@ def delete(
     if policy.deleted_files_retention.total_seconds() == 0:
         purge_files(session, blobs, row)
     return row
+
+
+def score_board(row: Job) -> str | None:
+    """The board the job's score is on: published, neither withdrawn nor taken down
+    (deleted or not; deleting leaves it)."""
+    on_board = row.withdrawn_at is None and row.taken_down_at is None
+    return row.board if row.published_at is not None and on_board else None
 
 
 def purge_files(session: Session, blobs: BlobStore, row: Job) -> None:
@@ -305,6 +282,9 @@ def downloadable_job(
     """The job, if this account may download its files now; else the refusal why not."""
     row = session.get(Job, job_id)
     owner = row is not None and account is not None and row.owner_id == account.id
+    if row is not None and row.status is JobStatus.DELETED and (owner or row.published_at):
+        # Its run's page says its files were deleted; an owner is told the same.
+        raise HbenchError.from_problems([files_deleted(row)])
     visible = row is not None and row.status is not JobStatus.DELETED and row.blob_key
     if row is None or not visible or not (owner or row.status is JobStatus.PUBLISHED):
         raise HbenchError(
@@ -312,12 +292,9 @@ def downloadable_job(
             f"no job {job_id} to download: only a published job's files are public, and "
             "only its owner can download a private one",
         )
-    if files_hidden(row.status, row.uploaded_at, row.files_hidden_at, now, policy):
-        raise HbenchError(
-            "job-files-hidden",
-            f"the job {row.id} was not published within {policy.publish_window.days} days of "
-            "its upload, so its files are hidden (docs/retention.md)",
-        )
+    problem = download_problem(row, now, policy)
+    if problem is not None:
+        raise HbenchError.from_problems([problem])
     return row
 
 

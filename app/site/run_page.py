@@ -144,6 +144,10 @@ def provenance_html(p: Provenance) -> str:
 
 
 def _notice(run: PublishedRun, root: str) -> str:
+    return _status_notice(run, root) + _files_deleted(run)
+
+
+def _status_notice(run: PublishedRun, root: str) -> str:
     on = f" on {time_html(run.status_changed_at)}" if run.status_changed_at else ""
     if run.status == "withdrawn":
         return (
@@ -158,6 +162,18 @@ def _notice(run: PublishedRun, root: str) -> str:
             "note). Its score is off the board.</p>\n"
         )
     return ""
+
+
+def _files_deleted(run: PublishedRun) -> str:
+    if run.files_deleted_at is None:
+        return ""
+    public = run.status == "public"
+    kept = "Its score stays on the board as published; this" if public else "This"
+    return (
+        f'<p class="notice" id="files-deleted">Its owner deleted the job, and its files with '
+        f"it, on {time_html(run.files_deleted_at)}: they can no longer be downloaded. {kept} "
+        "page keeps what the run recorded.</p>\n"
+    )
 
 
 def _score(view: RunView, metric: str, scale: MetricScale) -> str:
@@ -263,6 +279,8 @@ def _count_rows(counts: Mapping[str, int]) -> str:
 
 
 def _download(run: PublishedRun, service_url: str | None) -> str:
+    if run.files_deleted_at is not None:
+        return f"none: its owner deleted the files on {time_html(run.files_deleted_at)}"
     if run.download is None:
         return "not offered for this run"
     if run.status != "public":

@@ -105,14 +105,13 @@ def test_withdraw_and_delete_from_comments(bench: Bench) -> None:
     assert bench.job().status is JobStatus.DELETED
 
 
-def test_a_published_job_is_not_deleted_from_a_comment(bench: Bench) -> None:
+def test_a_published_job_deleted_from_a_comment_keeps_its_score(bench: Bench) -> None:
     bench.say(bench.alice, f"/hbench publish {JOB}")
-    refused = bench.say(bench.alice, f"/hbench delete {JOB}")
-    assert "withdraw it first" in bench.thread.reply() and "(`delete-published`)" in (
-        bench.thread.reply()
-    )
-    assert bench.thread.fake.reactions_on(refused) == ["eyes", "confused"]
-    assert bench.job().status is JobStatus.PUBLISHED
+    deleted = bench.say(bench.alice, f"/hbench delete {JOB}")
+    assert "Its score stays on the board `hbench-demo`." in bench.thread.reply()
+    assert bench.thread.fake.reactions_on(deleted) == ["eyes", "rocket"]
+    assert (bench.job().status, bench.job().board) == (JobStatus.DELETED, "hbench-demo")
+    assert kinds(bench.db)[-1] == "delete_run_files"
 
 
 def run_by_workflow(bench: Bench) -> None:

@@ -2,17 +2,32 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from app.datarepo.service import rebuild_site
 from app.db.models import JobStatus
 from app.settings import Settings
+from app.site import page
+from registry.datarepo import layout
+from registry.datarepo.models import PublishedRun
 
 from ..bench.conftest import stored_blobs
 from ..conftest import REMOTE, TokenFactory, bearer
-from .conftest import NOW, FakeClock, job_row, kinds, outbox, publish, uploaded
+from .conftest import (
+    NOW,
+    FakeClock,
+    board_rows,
+    job_row,
+    kinds,
+    outbox,
+    publish,
+    uploaded,
+    write_data_repository,
+)
 
 
 def withdraw(client: TestClient, job_id: str, token: str):  # type: ignore[no-untyped-def]
@@ -79,28 +94,83 @@ def test_delete_needs_the_jobs_name_and_keeps_a_hidden_fingerprint(
     assert delete(client, job_id, token, confirm="oracle-k2").status_code == 404
     # Its files stay in storage, out of reach, until the retention period ends.
     assert stored_blobs(settings) == [f"{job_id}/job.tar.gz"]
-    download = client.get(f"/api/bench/jobs/{job_id}/download", headers=bearer(token))
-    assert download.status_code == 404
+    # Its owner is told the files were deleted; anyone else finds no job.
+    path = f"/api/bench/jobs/{job_id}/download"
+    mine = client.get(path, headers=bearer(token))
+    assert (mine.status_code, mine.json()["code"]) == (410, "job-files-deleted")
+    assert answer.json()["score_stays_on"] is None
+    assert TestClient(client.app, **REMOTE).get(path).json()["code"] == "bench-job-not-found"
 
 
-def test_a_published_job_must_be_withdrawn_before_it_is_deleted(
-    client: TestClient, *, db: Session, make_token: TokenFactory, sealed_archive: bytes,
-    clock: FakeClock,
+def test_a_published_job_is_deleted_and_its_score_stays_on_its_board(
+    client: TestClient, *, db: Session, settings: Settings, make_token: TokenFactory,
+    sealed_archive: bytes, clock: FakeClock,
 ) -> None:  # fmt: skip
     token = make_token("alice")
     job_id = uploaded(client, sealed_archive, token)
     publish(client, job_id, token)
+    checkout = write_data_repository(settings)
+    [before] = board_rows(checkout, "hbench-demo").rows
+    clock.now = NOW + timedelta(hours=2)
 
-    refused = delete(client, job_id, token, confirm="oracle-k2")
+    answer = delete(client, job_id, token, confirm="oracle-k2")
 
-    assert (refused.status_code, refused.json()["code"]) == (409, "delete-published")
-    assert job_row(db, job_id).status is JobStatus.PUBLISHED
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["score_stays_on"] == "hbench-demo"
+    row = job_row(db, job_id)
+    assert row.status is JobStatus.DELETED and row.fingerprint is not None
+    assert row.published_at == NOW and row.board == "hbench-demo"
+    assert outbox(db)[-1].kind == "delete_run_files"
+    assert outbox(db)[-1].payload == {"board": "hbench-demo", "runId": job_id}
+    # Its files are out of reach at once, for anyone: the code says why.
+    anyone = TestClient(client.app, **REMOTE)
+    for reader in (anyone, client):
+        gone = reader.get(f"/api/bench/jobs/{job_id}/download", headers=bearer(token))
+        assert (gone.status_code, gone.json()["code"]) == (410, "job-files-deleted")
+        assert "its score stays on hbench-demo" in gone.json()["detail"]
+
+    write_data_repository(settings)
+    rows = board_rows(checkout, "hbench-demo")
+    assert rows.rows == [before]  # the score stays, as it was
+    record = PublishedRun.model_validate_json(
+        (checkout / layout.run_file("hbench-demo", job_id)).read_text()
+    )
+    assert (record.status, record.files_deleted_at, record.download) == ("public", clock.now, None)
+    lines = (checkout / layout.audit_file(clock.now)).read_text().splitlines()
+    audit = [json.loads(line) for line in lines]
+    assert [(a["action"], a.get("run")) for a in audit][-1] == ("delete_files", job_id)
+
+    rebuild_site(settings)
+    run_page = (settings.site_dir / page.run("hbench-demo", job_id)).read_text()
+    notice = run_page[run_page.index('id="files-deleted"') :]
+    assert "Its owner deleted the job, and its files with it" in notice
+    assert "Its score stays on the board as published" in notice
+    assert "/download" not in run_page and "the redacted job</a>" not in run_page
+    assert "none: its owner deleted the files" in run_page
+
+
+def test_a_withdrawn_job_deleted_says_so_on_its_run_page(
+    client: TestClient, *, db: Session, settings: Settings, make_token: TokenFactory,
+    sealed_archive: bytes, clock: FakeClock,
+) -> None:  # fmt: skip
+    token = make_token("alice")
+    job_id = uploaded(client, sealed_archive, token)
+    publish(client, job_id, token)
     withdraw(client, job_id, token)
-    assert delete(client, job_id, token, confirm="oracle-k2").status_code == 200
-    audit = outbox(db)[-1]
-    assert audit.kind == "record_audit_event"
-    assert audit.payload == {"action": "delete_files", "board": "hbench-demo", "run": job_id,
-                             "reason": None, "note": None}  # fmt: skip
+
+    answer = delete(client, job_id, token, confirm="oracle-k2")
+
+    assert answer.status_code == 200 and answer.json()["score_stays_on"] is None
+    assert kinds(db) == ["publish_run", "withdraw_run", "delete_run_files"]
+    checkout = write_data_repository(settings)
+    record = PublishedRun.model_validate_json(
+        (checkout / layout.run_file("hbench-demo", job_id)).read_text()
+    )
+    assert (record.status, record.files_deleted_at) == ("withdrawn", NOW)
+    rebuild_site(settings)
+    run_page = (settings.site_dir / page.run("hbench-demo", job_id)).read_text()
+    assert "Withdrawn by its owner" in run_page and 'id="files-deleted"' in run_page
+    assert "Its score stays" not in run_page
 
 
 def test_the_owner_downloads_a_private_job_and_anyone_a_published_one(
