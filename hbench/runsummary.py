@@ -68,7 +68,7 @@ def benchmark_of(job: Job, registry: Registry) -> str:
     for dataset in job.datasets:
         if dataset.name is None:
             continue
-        found.update(_benchmarks_named(registry, dataset.name, dataset.version))
+        found.update(benchmarks_named(registry, dataset.name, dataset.version))
     if len(found) == 1:
         return found.pop()
     refs = ", ".join(job.dataset_refs) or "none"
@@ -80,7 +80,9 @@ def benchmark_of(job: Job, registry: Registry) -> str:
     )
 
 
-def _benchmarks_named(registry: Registry, name: str, version: str | None) -> set[str]:
+def benchmarks_named(registry: Registry, name: str, version: str | None) -> set[str]:
+    """The benchmarks whose `harbor.dataset` is Harbor's dataset `name` (at `version`, when
+    one has it): `swebench-verified@1.0` is `swe-bench-verified`."""
     if version is not None:
         exact = {b.slug for b in registry.benchmarks_for_dataset(f"{name}@{version}")}
         if exact:
