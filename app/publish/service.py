@@ -322,7 +322,3 @@ def locked_job(session: Session, account: Account, job_id: uuid.UUID) -> Job:
         session.rollback()
         return get_job(session, account.id, job_id)  # answers bench-job-not-found
     return row
-
-
-def _when(moment: datetime | None) -> str:
-    return f"{moment:%Y-%m-%d %H:%M} UTC" if moment is not None else "an unknown time"
