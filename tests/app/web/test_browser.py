@@ -44,6 +44,13 @@ PAGES = {
     "report": "/report",
     "limits": "/limits",
     "maintainers": "/maintainers",
+    "guide": "/guide/",
+    "guide-put-your-result": "/guide/put-your-result-on-a-board",
+    "guide-self-reported-and-issued": "/guide/self-reported-and-issued-runs",
+    "guide-cells-and-boards": "/guide/cells-and-boards",
+    "guide-what-is-public": "/guide/what-a-board-makes-public",
+    "guide-limits": "/guide/limits",
+    "guide-security": "/guide/security",
 }
 
 
