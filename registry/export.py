@@ -129,6 +129,15 @@ def commands(benchmark: Benchmark) -> list[str]:
     """The commands that run the benchmark, in order, each as it runs from one folder; none
     when Harbor can't. The bundled demo dataset is written out first (`LAY_OUT_COMMAND`)."""
     dataset = benchmark.harbor.dataset
+    adapter = benchmark.harbor.adapter
+    if adapter is not None and adapter.kind == "hf_rows":
+        slug = benchmark.slug
+        oracle = [f"hbench registry run {slug} -a oracle"] if _solutions(benchmark) else []
+        return [
+            f"hbench registry pull {slug}",
+            *oracle,
+            f"hbench registry run {slug} -a <agent> -m <model>",
+        ]
     if dataset is None:
         return []
     first: list[str] = []
@@ -150,6 +159,11 @@ def commands(benchmark: Benchmark) -> list[str]:
         f"harbor run -d {dataset}{source} -a oracle",
         f"harbor run -d {dataset}{source} -a <agent> -m <model>",
     ]
+
+
+def _solutions(benchmark: Benchmark) -> bool:
+    """Whether pulled tasks hold the oracle's solutions: only when the licence allows it."""
+    return benchmark.license.allows_redistribution
 
 
 def validate_export(files: Mapping[str, str]) -> list[Problem]:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from hbench.errors import HbenchError
+from registry.export import commands, export_registry
 from registry.loader import load_registry
 from registry.pull import grader, sources
 from registry.pull.manifest import NOTICE_FILE, PULL_MANIFEST, PullManifest, read_manifest
@@ -322,3 +323,16 @@ def test_the_schema_holds_a_row_mapping_to_its_grading() -> None:
         rows_benchmark({"instruction": "x", "grading": "multiple_choice", "answer": ["a"]})
     with pytest.raises(ValueError, match="needs `hub` and `rows`"):
         rows_benchmark(NUMERIC, hub=None)
+
+
+def test_info_of_a_rows_benchmark_prints_the_pull_then_the_runs() -> None:
+    files = export_registry(load_registry())
+    record = json.loads(files["b/humaneval.json"])
+    assert record["commands"] == [
+        "hbench registry pull humaneval",
+        "hbench registry run humaneval -a oracle",
+        "hbench registry run humaneval -a <agent> -m <model>",
+    ]
+    closed = rows_benchmark(NUMERIC, redistribute=False)
+    # Without solutions there is no oracle to run.
+    assert "hbench registry run toy -a oracle" not in commands(closed)
