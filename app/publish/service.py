@@ -143,9 +143,10 @@ def choose(
             raise unplaceable(boards)
         target = issued_target(run.board, board)
         return target, RunEntry(owner=account.login, name=run.entry, settings=settings)
-    facts = row.summary.get("facts")
-    if not facts:
-        raise unplaceable(row.summary.get("boards") or {})
+    facts, boards = row.summary.get("facts"), row.summary.get("boards") or {}
+    if not facts or (boards.get("notes") and not boards.get("fits") and not boards.get("opens")):
+        # The upload's board rules found it fits no board: say why, with their codes.
+        raise unplaceable(boards)
     placement = place(JobFacts.model_validate(facts), registry, opened_boards(session))
     target = placed_target(placement, board)
     name = entry_name(account.login, settings)
