@@ -92,9 +92,17 @@ router = APIRouter(prefix="/api/bench", tags=["your bench"], lifespan=run_mainte
     "tasks, model and settings, or on a new board. When it fits several boards, name one "
     "in `board`; without it the answer is refused with `publish-board-choice`, whose "
     "envelope carries one more field, `boards`, the boards it fits. "
-    "Within the publish window (30 days after the upload), once.",
+    "Within the publish window (30 days after the upload), once. A job that fits no "
+    "board (its `boards.notes`) is refused with its first note's code.",
     response_model=PublishedJob,
-    responses=error_responses(Area.AUTH, Area.BENCH, Area.BOARD, Area.PUBLISH, "request-invalid"),
+    responses=error_responses(
+        Area.AUTH,
+        Area.BENCH,
+        Area.BOARD,
+        Area.PUBLISH,
+        "job-prompt-not-issued",
+        "request-invalid",
+    ),
 )
 def publish_job(
     job_id: uuid.UUID,
