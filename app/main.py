@@ -17,10 +17,8 @@ from fastapi import FastAPI
 from app import health
 from app.auth import routes as auth_routes
 from app.bench import routes as bench_routes
-from app.blobs import open_blob_store
 from app.datarepo.service import start_background_writer
-from app.db.migrate import migrated_database
-from app.dependencies import Resources
+from app.dependencies import open_resources
 from app.errors import install_error_handlers
 from app.github import oauth as github_oauth
 from app.github import webhooks as github_webhooks
@@ -88,12 +86,6 @@ def app_settings(app: FastAPI) -> Settings:
     """The settings the app's handlers see, overrides included."""
     settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
     return settings
-
-
-def open_resources(settings: Settings) -> Resources:
-    """Prepare the state directory, migrate the database to head, open the stores."""
-    database = migrated_database(settings)
-    return Resources(database=database, blobs=open_blob_store(settings))
 
 
 @asynccontextmanager

@@ -12,14 +12,14 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 
 from app.settings import Settings, get_settings
-from app.web import account, bench, home, moderation, run, troubleshooting
+from app.web import account, bench, guide, home, moderation, run, troubleshooting
 from app.web.pages import STATIC, STATIC_PATH, PageError, refusal_page
 
 
 def install(app: FastAPI) -> None:
     """Serve the pages, their static files, and their refusals."""
     app.mount(STATIC_PATH, StaticFiles(directory=STATIC), name="web-static")
-    for module in (home, run, bench, account, moderation, troubleshooting):
+    for module in (home, run, bench, account, moderation, guide, troubleshooting):
         app.include_router(module.router)
 
     async def show_refusal(request: Request, error: Exception) -> Response:
