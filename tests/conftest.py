@@ -1,6 +1,14 @@
-"""Shared fixtures: the demo dataset and real Harbor jobs run in the bubblewrap sandbox.
+"""Shared fixtures: the demo dataset, real Harbor jobs run in the bubblewrap sandbox, and
+the database backends each test runs on.
 
-Real jobs are run once per test session and copied into each test that changes them.
+Real jobs are run once per machine and kept in a cache keyed by what makes them
+(tests/support/jobcache.py); each session reads its own copy, and tests copy that again
+before changing it.
+
+Tests that take a database run on SQLite; those marked `postgres` (the ones exercising the
+database's semantics: models, migrations, the outbox and its writer, concurrency, limits,
+faults) run on PostgreSQL as well. `HBENCH_TEST_BACKENDS=all` runs every one on both, as CI
+does (.ci/run).
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import pytest
 
 from hbench.sandbox import IMPORT_PATH
 from registry.demo import DATASET_REF, materialize
+from tests.support.jobcache import JobCache
 from tools import dockerhost
 
 HARBOR = str(Path(sys.executable).with_name("harbor"))
@@ -23,6 +32,25 @@ os.environ["HARBOR_TELEMETRY"] = "0"
 # The CLI's consoles read COLUMNS when first made and keep it; pytest-xdist's workers start
 # with COLUMNS=80. Without it, each CLI test's own COLUMNS decides the width of its tables.
 os.environ.pop("COLUMNS", None)
+
+BACKENDS = ["sqlite", "postgresql"]
+BACKENDS_ENV = "HBENCH_TEST_BACKENDS"
+"""`all` runs every database test on SQLite and PostgreSQL, not only those marked `postgres`."""
+DATABASE_FIXTURES = ("migrated_database_url", "empty_database_url")
+"""The fixtures taking a backend as their parameter (tests/app/conftest.py)."""
+
+
+def test_backends(marked: bool) -> list[str]:
+    """The backends a database test runs on: both when marked `postgres` or asked for."""
+    every = os.environ.get(BACKENDS_ENV, "").strip().lower() == "all"
+    return BACKENDS if marked or every else BACKENDS[:1]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marked = metafunc.definition.get_closest_marker("postgres") is not None
+    for name in DATABASE_FIXTURES:
+        if name in metafunc.fixturenames:
+            metafunc.parametrize(name, test_backends(marked), indirect=True)
 
 
 @pytest.fixture(scope="session")
@@ -45,12 +73,39 @@ HarborJobFactory = Callable[..., Path]
 
 
 @pytest.fixture(scope="session")
-def harbor_job(tmp_path_factory: pytest.TempPathFactory, demo_registry: Path) -> HarborJobFactory:
-    """Run a real Harbor job of the demo dataset once per session; returns its folder.
+def job_cache() -> JobCache:
+    """The machine's cache of real Harbor jobs (`HBENCH_TEST_CACHE`, else
+    `~/.cache/hbench-tests`); read jobs through `harbor_job` and the fixtures built on it."""
+    return JobCache()
 
-    `harbor_job("name", "-a", "nop", "-k", "2")` runs `harbor run` with those flags on
-    top of the demo dataset and the sandbox environment. Copy the folder before
-    changing it: other tests share it.
+
+def harbor_run(job_name: str, *flags: str) -> Callable[[Path, Path], Path]:
+    """A job's recipe: `harbor run` of the demo dataset in the sandbox, with `flags`."""
+
+    def build(root: Path, registry: Path) -> Path:
+        run_harbor(
+            root,
+            "run", "-y", "-q",
+            "-d", DATASET_REF, "--registry-path", str(registry),
+            "--env", IMPORT_PATH,
+            "-o", "jobs", "--job-name", job_name,
+            *flags,
+        )  # fmt: skip
+        return root / "jobs" / job_name
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def harbor_job(
+    tmp_path_factory: pytest.TempPathFactory, demo_registry: Path, job_cache: JobCache
+) -> HarborJobFactory:
+    """A real Harbor job of the demo dataset, made once per machine; returns its folder.
+
+    `harbor_job("name", "-a", "nop", "-k", "2")` is `harbor run` with those flags on
+    top of the demo dataset and the sandbox environment, run in `jobs/` below a session
+    folder with `demo_registry`, as its files say. Copy the folder before changing it:
+    other tests share it.
     """
     cache: dict[tuple[str, ...], Path] = {}
     root = tmp_path_factory.mktemp("harbor-jobs")
@@ -58,15 +113,8 @@ def harbor_job(tmp_path_factory: pytest.TempPathFactory, demo_registry: Path) ->
     def make(job_name: str, *flags: str) -> Path:
         key = (job_name, *flags)
         if key not in cache:
-            run_harbor(
-                root,
-                "run", "-y", "-q",
-                "-d", DATASET_REF, "--registry-path", str(demo_registry),
-                "--env", IMPORT_PATH,
-                "-o", "jobs", "--job-name", job_name,
-                *flags,
-            )  # fmt: skip
-            cache[key] = root / "jobs" / job_name
+            entry = job_cache.get("harbor-run", key, harbor_run(job_name, *flags))
+            cache[key] = entry.checkout(root, demo_registry.parent)
         return cache[key]
 
     return make
@@ -105,17 +153,25 @@ SOFTENED_TEST = "#!/bin/bash\n# Softened: passes whatever the agent did.\n" + (
 )
 
 
-@pytest.fixture(scope="session")
-def softened_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real job of the demo dataset whose `prime-factor` tests were softened to pass
-    whatever the agent did, run by the oracle (5 of 5), unsealed: what someone who edits a
-    benchmark's tests would upload."""
-    root = tmp_path_factory.mktemp("softened")
-    registry = materialize(root)
+def softened_run(root: Path, registry: Path) -> Path:
+    """The softened job's recipe: the demo dataset laid out in `root` (not `registry`'s),
+    its `prime-factor` tests made to pass, run by the oracle."""
+    own = materialize(root)
     (root / "tasks" / "prime-factor" / "tests" / "test.sh").write_text(SOFTENED_TEST)
     run_harbor(
         root,
-        "run", "-y", "-q", "-d", DATASET_REF, "--registry-path", str(registry),
+        "run", "-y", "-q", "-d", DATASET_REF, "--registry-path", str(own),
         "--env", IMPORT_PATH, "-o", "jobs", "--job-name", "softened",
     )  # fmt: skip
     return root / "jobs" / "softened"
+
+
+@pytest.fixture(scope="session")
+def softened_job(
+    tmp_path_factory: pytest.TempPathFactory, demo_registry: Path, job_cache: JobCache
+) -> Path:
+    """A real job of the demo dataset whose `prime-factor` tests were softened to pass
+    whatever the agent did, run by the oracle (5 of 5), unsealed: what someone who edits a
+    benchmark's tests would upload. Its dataset, softened, is two folders up."""
+    entry = job_cache.get("softened", (SOFTENED_TEST,), softened_run)
+    return entry.checkout(tmp_path_factory.mktemp("softened"), demo_registry.parent)

@@ -1,4 +1,5 @@
-"""Fixtures for the service's tests: every database test runs on SQLite and on PostgreSQL.
+"""Fixtures for the service's tests: every database test runs on SQLite, and those marked
+`postgres` on PostgreSQL too (tests/conftest.py chooses the backends).
 
 Each backend's database is created and migrated once per session (PostgreSQL's under a
 random name on 127.0.0.1:5432, dropped at the end); each test starts from empty tables.
@@ -24,9 +25,9 @@ from app.db.models import Base
 from app.db.session import Database, make_engine
 from app.main import create_app
 from app.settings import ENV_PREFIX, Settings
+from tests.conftest import BACKENDS  # noqa: F401 - tests/load/test_load.py takes it from here
 
 POSTGRES_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432"
-BACKENDS = ["sqlite", "postgresql"]
 # A client on the loopback, talking to the loopback: the local user's session.
 LOCAL = {"base_url": "http://127.0.0.1:8000", "client": ("127.0.0.1", 50000)}
 # A client from elsewhere, as the service sees one behind no proxy.
@@ -61,7 +62,7 @@ def no_service_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
             monkeypatch.delenv(name)
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+@pytest.fixture(scope="session")
 def migrated_database_url(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
@@ -83,7 +84,7 @@ def database_url(migrated_database_url: str) -> str:
     return migrated_database_url
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture
 def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A database never migrated, for the migrations' own tests."""
     with scratch_database(request.param, tmp_path) as url:

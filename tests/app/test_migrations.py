@@ -11,6 +11,8 @@ from app.db.migrate import current_revision, downgrade, head_revision, upgrade
 from app.db.models import Base
 from app.db.session import make_engine
 
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
+
 TABLES = {"accounts", "api_tokens", "issued_runs", "jobs", "outbox"}
 # The GitHub App's (app/github/).
 TABLES |= {"github_deliveries", "oidc_used_tokens", "github_installations", "github_install_repos"}

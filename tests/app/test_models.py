@@ -27,6 +27,8 @@ from app.db.models import (
 )
 from app.db.session import Database
 
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
+
 
 def add_account(db: Session, login: str = "alice") -> Account:
     account = Account(login=login)

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, func, select, text
@@ -31,6 +32,8 @@ from app.settings import Settings
 from tests.app.conftest import NO_REGRADES
 
 from .conftest import Service
+
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
 
 GZIP = {"content-type": "application/gzip"}
 UNAVAILABLE = "service-unavailable"

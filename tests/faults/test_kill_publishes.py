@@ -16,6 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -27,6 +28,8 @@ from tests.app.datarepo.conftest import remote_state, trailers
 from tests.app.publish.conftest import variant
 
 from .conftest import Service
+
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
 
 JOBS = 3
 KILLS = 2

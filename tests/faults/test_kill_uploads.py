@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
+import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -37,6 +38,8 @@ from tests.app.bench.jobs import SealedJob
 from tests.app.publish.conftest import variant
 
 from .conftest import Service
+
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
 
 KILLS = 2
 CLIENTS = 2

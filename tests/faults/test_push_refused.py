@@ -28,6 +28,8 @@ from tests.app.datarepo.conftest import (
     trailers,
 )
 
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
+
 __all__ = ["database", "make_writer", "remote"]
 
 HOOK = """#!/bin/sh

@@ -281,6 +281,7 @@ def job_holding(db: Session, run_id: uuid.UUID) -> Job:
     return row
 
 
+@pytest.mark.postgres
 def test_two_uploads_racing_with_one_token_get_one_acceptance(
     remote: TestClient, db: Session, settings: Settings, sealed: SealedJob, sealed_archive: bytes
 ) -> None:

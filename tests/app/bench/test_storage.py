@@ -85,6 +85,7 @@ def test_a_job_id_is_a_uuid7_that_tells_when_it_was_made() -> None:
     assert key_time(f"elsewhere/{job_id}/job.tar.gz") is None
 
 
+@pytest.mark.postgres
 def test_two_stores_racing_for_one_run_store_one_job_and_one_archive(
     db: Session, database: Database, blobs: LocalBlobStore, tmp_path: Path
 ) -> None:

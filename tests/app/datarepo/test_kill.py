@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from sqlalchemy import func, select
 
 from app.datarepo.changes import (
@@ -30,6 +31,8 @@ from registry.datarepo.models import PublishedRun
 from registry.datarepo.state import recompute_all
 
 from .conftest import make_run, open_change, opened_board, outbox_rows, remote_state, trailers
+
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
 
 PUBLISHES = 200
 KILLS = 6  # at most; the writer may finish its work before the last ones

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from sqlalchemy.orm import Session
 
 from app.datarepo.changes import change_id, from_outbox
@@ -12,6 +13,8 @@ from app.db.models import Account, utcnow
 from app.db.session import Database
 
 from .conftest import T0, outbox_rows, publish
+
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
 
 
 def test_a_change_commits_with_the_transaction_that_caused_it(database: Database) -> None:

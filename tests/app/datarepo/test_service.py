@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
@@ -21,6 +22,8 @@ from app.settings import Settings
 from registry.datarepo import layout
 
 from .conftest import outbox_rows, publish, remote_state, trailers
+
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
 
 runner = CliRunner()
 

@@ -41,6 +41,8 @@ from .conftest import (
     trailers,
 )
 
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
+
 
 def enqueue_all(database: Database, changes: list[PublicChange]) -> list[str]:
     """Enqueue changes in one transaction; returns their change ids."""

@@ -6,6 +6,7 @@ import threading
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
@@ -58,6 +59,7 @@ def test_an_issued_run_published_reaches_its_boards_rows_counted_right(
     assert '"action":"withdraw"' in audit and '"action":"delete_files"' in audit
 
 
+@pytest.mark.postgres
 def test_two_owners_publishing_at_once_both_land_on_a_new_board(
     client: TestClient, *, settings: Settings, sealed: SealedJob, make_token: TokenFactory,
     tmp_path: Path, clock: FakeClock,

@@ -19,6 +19,8 @@ from app.settings import Settings
 from ..conftest import LOCAL, REMOTE, TokenFactory, bearer
 from .conftest import DEMO, START, FakeClock, count_runs, issue
 
+pytestmark = pytest.mark.postgres  # the database's semantics: both backends
+
 LIMITS = default_registry().boards["hbench-demo"].limits
 QUICK = {"arena": "hbench-demo-quick", "declarative": {"agent": "oracle"}}
 

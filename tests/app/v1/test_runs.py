@@ -81,6 +81,7 @@ def test_a_benchmark_outside_the_registry_is_a_validation_error(client: TestClie
     assert client.get("/v1/runs").json()["pagination"]["total"] == 0
 
 
+@pytest.mark.postgres
 def test_the_31st_anonymous_push_in_a_day_is_rate_limited(
     client: TestClient, clock: FakeClock
 ) -> None:
@@ -114,6 +115,7 @@ def limited(settings: Settings, clock: FakeClock) -> Iterator[TestClient]:
         yield client
 
 
+@pytest.mark.postgres
 def test_an_account_pushes_up_to_its_own_limit(
     limited: TestClient, make_token: TokenFactory
 ) -> None:
@@ -129,6 +131,7 @@ def test_an_account_pushes_up_to_its_own_limit(
     assert push(limited, summary()).status_code == 429
 
 
+@pytest.mark.postgres
 def test_a_second_account_on_one_address_does_not_multiply_the_limit(
     limited: TestClient, make_token: TokenFactory
 ) -> None:

@@ -1,4 +1,4 @@
-"""Real Harbor jobs of every shape the reader must handle, all run once per session.
+"""Real Harbor jobs of every shape the reader must handle, all made once per machine.
 
 Runs go through the shared `harbor_job` fixture, several at a time. Jobs with
 errors and retries use the crashing agents of `tests/data/agents.py`, which
@@ -23,6 +23,7 @@ import pytest
 from hbench.sandbox import IMPORT_PATH
 from registry.demo import DATASET_REF
 from tests.conftest import HARBOR, HarborJobFactory, run_harbor
+from tests.support.jobcache import JobCache
 
 ROOT = Path(__file__).resolve().parents[3]
 FLAKY = "tests.data.agents:FlakyAgent"
@@ -85,15 +86,26 @@ def harbor_env() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def real_jobs(
-    harbor_job: HarborJobFactory, tmp_path_factory: pytest.TempPathFactory, demo_registry: Path
+    harbor_job: HarborJobFactory,
+    tmp_path_factory: pytest.TempPathFactory,
+    demo_registry: Path,
+    job_cache: JobCache,
 ) -> dict[str, Path]:
-    """Run every job at once, so the runs share the machine instead of queuing (each is
-    mostly Harbor starting up); the cancelled and killed jobs are stopped for real."""
+    """Every job, from the machine's cache; those not yet made run at once, so the runs
+    share the machine instead of queuing (each is mostly Harbor starting up). The cancelled
+    and killed jobs are stopped for real."""
+
+    def interrupted(name: str, how: signal.Signals) -> Path:
+        def build(root: Path, registry: Path) -> Path:
+            return _interrupted(root, registry, name, how)
+
+        entry = job_cache.get("interrupted", (name, how.name), build)
+        return entry.checkout(tmp_path_factory.mktemp(name), demo_registry.parent)
+
     with harbor_env(), ThreadPoolExecutor(PARALLEL_RUNS) as pool:
         runs = {name: pool.submit(harbor_job, *flags) for name, flags in RUNS.items()}
         for name, how in (("cancelled", signal.SIGINT), ("killed", signal.SIGKILL)):
-            root = tmp_path_factory.mktemp(name)
-            runs[name] = pool.submit(_interrupted, root, demo_registry, name, how)
+            runs[name] = pool.submit(interrupted, name, how)
         return {name: run.result() for name, run in runs.items()}
 
 
