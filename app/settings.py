@@ -19,7 +19,12 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from hbench.errors import HbenchError, Problem
-from hbench.limits import UNPACKED_MAX_BYTES, UPLOAD_MAX_BYTES
+from hbench.limits import (
+    PUBLISH_WINDOW,
+    RUN_TOKEN_LIFETIME,
+    UNPACKED_MAX_BYTES,
+    UPLOAD_MAX_BYTES,
+)
 
 ENV_PREFIX = "HBENCH_"
 
@@ -84,8 +89,8 @@ class Settings(BaseSettings):
     upload_max_redactions: int = Field(default=100_000, ge=1)
     # Upload workers (app/bench/pool.py): the processes that check, redact and store uploads.
     upload_workers: int = Field(default=2, ge=1, le=64)
-    run_token_lifetime: timedelta = Field(default=timedelta(hours=48), gt=timedelta(0))
-    publish_window: timedelta = Field(default=timedelta(days=30), gt=timedelta(0))
+    run_token_lifetime: timedelta = Field(default=RUN_TOKEN_LIFETIME, gt=timedelta(0))
+    publish_window: timedelta = Field(default=PUBLISH_WINDOW, gt=timedelta(0))
     deleted_files_retention: timedelta = Field(default=timedelta(days=7), ge=timedelta(0))
     maintenance_interval: timedelta = Field(default=timedelta(minutes=5), gt=timedelta(0))
     # Reports and the runs API (app/reports/, app/v1/): how many, per window.

@@ -1,4 +1,5 @@
-"""Size limits on a job, shared by the client (which warns) and the service (which enforces).
+"""Size limits on a job, shared by the client (which warns) and the service (which enforces),
+and the service's default periods, which its settings and its site state alike.
 
 The two byte caps come from the user documentation ("Upload a job": 95 MiB as
 sent, 512 MiB unpacked). The other numbers bound what one job folder may hold
@@ -7,6 +8,8 @@ above what real Harbor jobs reach.
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 MIB = 1024 * 1024
 
@@ -34,3 +37,9 @@ MAX_NAME_BYTES = 255
 MANIFEST_MAX_BYTES = 32 * MIB
 """`manifest.json` itself: about 200 bytes per file, so MAX_FILES files need about 20 MiB.
 The service reads the manifest into memory, so it must be bounded before parsing."""
+
+RUN_TOKEN_LIFETIME = timedelta(hours=48)
+"""How long an issued run's token may upload, by default (`HBENCH_RUN_TOKEN_LIFETIME`)."""
+
+PUBLISH_WINDOW = timedelta(days=30)
+"""How long after its upload a job may be published, by default (`HBENCH_PUBLISH_WINDOW`)."""

@@ -58,7 +58,18 @@ def prepare_local_data_repository(settings: Settings) -> Path:
 
 def rebuild_site(settings: Settings) -> None:
     """Bring the site the service serves (`/site`) up to date with the data repository."""
-    rebuild(settings.data_repository_dir, settings.site_dir, SiteConfig.from_settings(settings))
+    rebuild(settings.data_repository_dir, settings.site_dir, site_config(settings))
+
+
+def site_config(settings: Settings) -> SiteConfig:
+    """The address and limits of this service, for the site it serves itself."""
+    return SiteConfig(
+        service_url=settings.public_url,
+        run_token_lifetime=settings.run_token_lifetime,
+        publish_window=settings.publish_window,
+        upload_max_bytes=settings.upload_max_bytes,
+        unpacked_max_bytes=settings.unpacked_max_bytes,
+    )
 
 
 def writer_for(
