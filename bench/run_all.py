@@ -53,6 +53,7 @@ SCRIPTS = (
     Script("load"),
     Script("docker_env"),
     Script("integrity", ("--quick", "--repeat", "3")),
+    Script("registry_pull"),
 )
 FIGURE_LINE = re.compile(r"^\s*([A-Za-z][^:]*?):\s+(-?[0-9]+(?:\.[0-9]+)?)\s+([A-Za-z/%]+)\b")
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import Field, ValidationError
@@ -67,15 +69,28 @@ class OracleRecord(Record):
     failing: list[str]
 
 
-def tasks_digest(folder: Path, names: list[str]) -> str:
-    """sha256 over each task's files (path and bytes), in order: what an oracle run vouches for."""
+def files_digest(files: Iterable[tuple[str, bytes]]) -> str:
+    """sha256 over files given as (path inside the pulled folder, bytes), in path order."""
     digest = hashlib.sha256()
-    for name in sorted(names):
-        task = folder / name
-        for path in sorted(p for p in task.rglob("*") if p.is_file()):
-            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    for path, data in sorted(files):
+        digest.update(path.encode() + b"\0")
+        digest.update(hashlib.sha256(data).digest())
     return digest.hexdigest()
+
+
+def tasks_digest(folder: Path, names: list[str]) -> str:
+    """The digest of the named task folders' files as they are on disk now: what an oracle
+    run vouches for (`files_digest`)."""
+    files = []
+    for name in names:
+        for where, _, found in os.walk(folder / name):
+            for file in found:
+                # Plain strings, as in writing them (registry.pull.rows._write_task).
+                path = f"{where}/{file}"
+                relative = os.path.relpath(path, folder).replace(os.sep, "/")
+                with open(path, "rb") as stream:  # noqa: PTH123
+                    files.append((relative, stream.read()))
+    return files_digest(files)
 
 
 def read_manifest(folder: Path) -> PullManifest | None:
