@@ -85,6 +85,16 @@ def _duplicates(registry: Registry, files: Mapping[str, str], _: Datasets) -> li
         if count > 1:
             message = f"{count} models claim the Harbor model name {name!r}"
             problems.append(Problem("registry-duplicate-model-name", message, "models/"))
+    # A pushed run's model text must name one model (registry.naming).
+    spoken = Counter(
+        name.lower()
+        for m in registry.models.values()
+        for name in {m.slug, m.name.lower(), *(a.lower() for a in m.aliases)}
+    )
+    for name, count in sorted(spoken.items()):
+        if count > 1:
+            message = f"{count} models are named or aliased {name!r}"
+            problems.append(Problem("registry-duplicate-model-name", message, "models/"))
     return problems
 
 

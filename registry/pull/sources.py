@@ -117,8 +117,7 @@ def _from_datasets(datasets: Any, dataset: HubDataset, token: str | None) -> Row
     except Exception as error:
         raise _unreachable(dataset, error) from None
     rows = [dict(row) for row in loaded]
-    revision = getattr(loaded.info, "version", None)
-    return Rows(rows, "hub", dataset.repo, dataset.revision or str(revision), dataset.split, None)
+    return Rows(rows, "hub", dataset.repo, dataset.revision, dataset.split, None)
 
 
 def _from_hub_files(dataset: HubDataset, token: str | None) -> Rows:

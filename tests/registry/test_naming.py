@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
+from registry.check import check_folder
 from registry.loader import load_registry
 from registry.naming import model_slug, normalise
 from registry.schema import Model
+from tests.registry.helpers import copy_default_registry
 
 REGISTRY = load_registry()
 
@@ -45,3 +50,13 @@ def test_normalised_slugs_are_registry_slugs() -> None:
         assert slug is not None and len(slug) <= 100
         # A model record would take it as its slug.
         assert Model(slug=slug, name="n", provider="p", agents=["codex"]).slug == slug
+
+
+def test_two_models_may_not_share_a_name_or_an_alias(tmp_path: Path) -> None:
+    root = copy_default_registry(tmp_path / "registry")
+    path = root / "models" / "gpt-5-mini.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "aliases": ["GPT-5"]}))
+    problems = check_folder(root)
+    assert [p.code for p in problems] == ["registry-duplicate-model-name"]
+    assert "'gpt-5'" in problems[0].message
