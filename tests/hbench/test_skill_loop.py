@@ -13,7 +13,6 @@ import pytest
 
 from app.main import create_app
 from app.settings import Settings
-from tests.app.conftest import NO_REGRADES
 from tests.hbench.cli.helpers import hbench
 from tests.hbench.cli.service import serving
 
@@ -26,7 +25,7 @@ def service(tmp_path: Path) -> Iterator[str]:
         mode="local",
         state_dir=tmp_path / "state",
         database_url=f"sqlite:///{tmp_path / 'hbench.db'}",
-        **NO_REGRADES,
+        regrade_enabled=False,  # as tests.app.conftest.NO_REGRADES: no Harbor regrades
     )
     with serving(create_app(settings)) as url:
         yield url
