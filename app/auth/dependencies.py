@@ -18,11 +18,11 @@ from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.auth.service import authenticate_api_token, ensure_account, refuse_denied
+from app.auth.sessions import session_account as github_session_account
 from app.auth.tokens import API_TOKEN_PREFIX
 from app.clock import ClockDep
 from app.db.models import Account, utcnow
 from app.dependencies import SessionDep, SettingsDep
-from app.github.sessions import session_account as github_session_account
 from app.settings import Settings
 from hbench.errors import HbenchError
 
@@ -101,7 +101,7 @@ def current_caller(
         raise HbenchError(
             "token-invalid", "the authorization header must be `Bearer hpg_…`, an API token"
         )
-    # Signed in with GitHub: the session cookie (app/github/sessions.py, which also refuses
+    # Signed in with GitHub: the session cookie (app/auth/sessions.py, which also refuses
     # cross-site requests that would change something).
     signed_in = github_session_account(request, session, settings, clock())
     if signed_in is not None:

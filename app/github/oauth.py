@@ -23,13 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.auth.dependencies import is_loopback
 from app.auth.service import find_account, refuse_denied
-from app.clock import ClockDep
-from app.db.models import Account
-from app.db.session import Database
-from app.dependencies import DatabaseDep, SettingsDep
-from app.github.client import GitHubDep
-from app.github.models import GitHubUser
-from app.github.sessions import (
+from app.auth.sessions import (
     SESSION_COOKIE,
     STATE_COOKIE,
     STATE_LIFETIME,
@@ -38,6 +32,12 @@ from app.github.sessions import (
     sign,
     unsign,
 )
+from app.clock import ClockDep
+from app.db.models import Account
+from app.db.session import Database
+from app.dependencies import DatabaseDep, SettingsDep
+from app.github.client import GitHubDep
+from app.github.models import GitHubUser
 from app.settings import Settings
 from hbench.errors import HbenchError
 

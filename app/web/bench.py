@@ -21,6 +21,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.dependencies import Caller, bearer, current_caller
+from app.auth.sessions import check_origin
 from app.bench import service as bench
 from app.bench.routes import take_upload
 from app.bench.schemas import JobDetail, UploadAccepted
@@ -32,7 +33,6 @@ from app.db.models import IssuedRun, IssuedRunStatus
 from app.db.session import Database
 from app.dependencies import BlobStoreDep, DatabaseDep, SettingsDep
 from app.errors import envelope
-from app.github.sessions import check_origin
 from app.publish import service as publishing
 from app.publish.choice import BoardChoiceError
 from app.publish.record import download_path

@@ -17,7 +17,7 @@ import secrets
 from fastapi import Request
 
 from app.auth.dependencies import Caller
-from app.github.sessions import SESSION_COOKIE, signing_key
+from app.auth.sessions import SESSION_COOKIE, signing_key
 from app.settings import Settings
 from hbench.errors import HbenchError
 

@@ -22,10 +22,10 @@ from markupsafe import Markup
 from sqlalchemy.orm import Session
 
 from app.auth.dependencies import Caller, bearer, current_caller
+from app.auth.sessions import check_origin
 from app.clock import ClockDep
 from app.dependencies import SessionDep, SettingsDep
 from app.errors import status_for
-from app.github.sessions import check_origin
 from app.reports import policy as reports_policy
 from app.settings import Settings
 from app.web import csrf

@@ -15,10 +15,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.service import ensure_account
+from app.auth.sessions import SESSION_COOKIE, STATE_COOKIE
 from app.clock import get_clock
 from app.db.models import Account, utcnow
 from app.github.client import GitHubKitClient, get_github
-from app.github.sessions import SESSION_COOKIE, STATE_COOKIE
 from app.main import create_app
 from app.settings import Settings
 from tests.fakes.github import FakeGitHub
