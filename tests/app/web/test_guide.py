@@ -73,6 +73,13 @@ def test_the_index_lists_every_page_and_each_page_answers(client: TestClient) ->
         assert "script-src 'self'" in answer.headers["content-security-policy"]
 
 
+def test_the_guide_is_open_to_everyone(remote: TestClient) -> None:
+    for path in ["/guide/", *PAGES]:
+        answer = remote.get(path)
+        assert answer.status_code == 200, (path, answer.text)
+        assert "Signed in as" not in answer.text
+
+
 def test_every_link_on_the_guide_leads_somewhere(client: TestClient) -> None:
     pages = {path: client.get(path).text for path in ["/guide/", *PAGES]}
     targets = {
