@@ -82,8 +82,13 @@ def is_docs_file(href: str) -> bool:
     return "://" not in href and href.split("#", 1)[0].endswith(".md")
 
 
+def sentence(text: str) -> str:
+    """A fix as a sentence of its own: the docs write it after `**Fix:**`, in lower case."""
+    return text[:1].upper() + text[1:] if text[:1].isalpha() else text
+
+
 def entry(rule: Rule, doc: CodeDoc) -> Entry:
-    return Entry(rule, rendered(doc.meaning), rendered(doc.fix))
+    return Entry(rule, rendered(doc.meaning), rendered(sentence(doc.fix)))
 
 
 def sections_of(docs: tuple[SectionDoc, ...]) -> tuple[Section, ...]:

@@ -9,7 +9,7 @@ import re
 from fastapi.testclient import TestClient
 from markupsafe import escape
 
-from app.web.troubleshooting import rendered
+from app.web.troubleshooting import rendered, sentence
 from hbench.rule_docs import read_rule_docs
 from hbench.rules import CATALOGUE, GUIDE_PATH, RULES, Area
 
@@ -48,7 +48,7 @@ def test_each_entry_says_what_the_code_means_and_how_to_fix_it(client: TestClien
         for doc in section.codes:
             # The docs' words, as the page shows them (Markdown's marks gone).
             assert text_of(rendered(doc.meaning)) in page, doc.code
-            assert text_of(rendered(doc.fix)) in page, doc.code
+            assert text_of(rendered(sentence(doc.fix))) in page, doc.code
     assert "**Fix:**" not in page
     assert page.count("How to fix it") == len(RULES)
 
