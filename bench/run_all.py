@@ -53,6 +53,8 @@ SCRIPTS = (
     Script("load"),
     Script("docker_env"),
     Script("integrity", ("--quick", "--repeat", "3")),
+    Script("blob_store", ("--mib", "32", "--repeat", "3", "--small", "100")),
+    Script("client_start", ("--repeat", "10")),
     Script("registry_pull"),
 )
 FIGURE_LINE = re.compile(r"^\s*([A-Za-z][^:]*?):\s+(-?[0-9]+(?:\.[0-9]+)?)\s+([A-Za-z/%]+)\b")

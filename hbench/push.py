@@ -13,20 +13,23 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from hbench import __version__
 from hbench.errors import HbenchError, Problem
-from hbench.jobs.reader import Job, read_job
 from hbench.rules import RULE_CODES
+
+if TYPE_CHECKING:
+    import httpx
+
+    from hbench.jobs.reader import Job
 
 RUNS_PATH = "/v1/runs"
 DEFAULT_URL = "http://127.0.0.1:8000"
 DEFAULT_METRIC = "accuracy"
 MAX_TASK_REWARDS = 5000
-TIMEOUT = httpx.Timeout(30.0)
+TIMEOUT = 30.0
+"""Seconds to connect, and for each read and write: httpx's `Timeout(30.0)`."""
 
 
 def summary_from_job(
@@ -34,6 +37,10 @@ def summary_from_job(
 ) -> dict[str, Any]:
     """The RunSubmission of a finished job folder, of the registry benchmark `benchmark`
     (`hbench.runsummary.benchmark_of` finds it); `model` when the job can't tell it."""
+    # The job reader and httpx are imported where they are used: `hbench --help` reads
+    # DEFAULT_URL here and needs neither.
+    from hbench.jobs.reader import read_job  # noqa: PLC0415
+
     job = read_job(job_dir)
     rewards = [
         {"task": t.task_name or t.trial_name, "reward": t.reward or 0.0}
@@ -122,6 +129,8 @@ def push(
     transport: httpx.BaseTransport | None = None,
 ) -> Pushed:
     """Send a summary to `<base_url>/v1/runs`; the stored run, or the refusal as an error."""
+    import httpx  # noqa: PLC0415 - see summary_from_job
+
     url = base_url.rstrip("/") + RUNS_PATH
     headers = {"user-agent": f"hbench/{__version__}"}
     if token:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from hbench.cli.output import (
     byte_progress,
@@ -21,13 +20,15 @@ from hbench.cli.output import (
     seal_with_progress,
 )
 from hbench.errors import HbenchError, Problem
-from hbench.jobs.consistency import consistency_problems
-from hbench.jobs.manifest import verify as verify_manifest
-from hbench.jobs.pack import pack_to_path
-from hbench.jobs.reader import Job, completeness_problems, read_job
 from hbench.limits import UPLOAD_MAX_BYTES
-from hbench.runner import resume_job
-from hbench.upload import UploadAnswer, auth_headers, send_archive
+
+# Each command imports what it uses where it uses it: `hbench --help` lists this group
+# without any of it, and `hbench jobs upload` never imports Harbor's runner.
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from hbench.jobs.reader import Job
+    from hbench.upload import UploadAnswer
 
 app = typer.Typer(help="Resume, verify, pack and upload job folders.", no_args_is_help=True)
 
@@ -50,6 +51,8 @@ def resume(job_path: JobPath) -> None:
     nothing runs (resume-seal-broken). A job stopped before it was sealed is sealed with
     the spec hbench run recorded in it (hbench-spec.json).
     """
+    from hbench.runner import resume_job  # noqa: PLC0415
+
     with handled():
         check_resumable_with_progress(job_path)
         resume_job(job_path)
@@ -59,6 +62,10 @@ def resume(job_path: JobPath) -> None:
 
 def job_problems(job_dir: Path) -> tuple[Job | None, list[Problem]]:
     """Everything wrong with a job: integrity against its manifest, then finished and complete."""
+    from hbench.jobs.consistency import consistency_problems  # noqa: PLC0415
+    from hbench.jobs.manifest import verify as verify_manifest  # noqa: PLC0415
+    from hbench.jobs.reader import completeness_problems, read_job  # noqa: PLC0415
+
     with byte_progress("verifying", folder_size(job_dir)) as advance:
         problems = list(verify_manifest(job_dir, progress=advance))
     try:
@@ -88,6 +95,8 @@ def verify(job_path: JobPath) -> None:
 
 
 def summary_table(job: Job) -> Table:
+    from rich.table import Table  # noqa: PLC0415
+
     table = Table(title=f"job {job.job_name}", show_header=False)
     table.add_row("job id", job.job_id)
     table.add_row("datasets", ", ".join(job.dataset_refs) or "-")
@@ -108,6 +117,8 @@ def pack(
     ] = None,
 ) -> None:
     """Pack the job's own folder into a deterministic .tar.gz (the same bytes every time)."""
+    from hbench.jobs.pack import pack_to_path  # noqa: PLC0415
+
     target = output or Path(f"{job_path.name}.tgz")
     with handled():
         result = pack_to_path(job_path, target)
@@ -138,6 +149,8 @@ def upload(
 
     Exits 1 when the job fails its checks here or the service refuses it.
     """
+    from hbench.upload import auth_headers  # noqa: PLC0415
+
     with handled():
         api_token = os.environ.get(token_env, "") if token_env else None
         headers = auth_headers(api_token, header or [])
@@ -153,6 +166,9 @@ def upload(
 
 
 def _pack_and_send(job_path: Path, url: str, headers: dict[str, str]) -> UploadAnswer:
+    from hbench.jobs.pack import pack_to_path  # noqa: PLC0415
+    from hbench.upload import send_archive  # noqa: PLC0415
+
     with tempfile.TemporaryDirectory(prefix="hbench-upload-") as scratch:
         archive = Path(scratch) / f"{job_path.name}.tgz"
         result = pack_to_path(job_path, archive)

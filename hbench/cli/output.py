@@ -5,23 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
 
 from hbench.errors import HbenchError, Problem
-from hbench.jobs.manifest import Manifest, seal
-from hbench.jobs.reseal import check_resumable
 from hbench.rules import docs_link
+
+if TYPE_CHECKING:
+    from hbench.jobs.manifest import Manifest
 
 console = Console(highlight=False)
 errors = Console(stderr=True, highlight=False)
@@ -53,6 +47,16 @@ def handled() -> Iterator[None]:
 @contextmanager
 def byte_progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
     """A progress bar over bytes; yields the callback that advances it."""
+    # Imported here, as below: a command imports what it uses, and --help none of it.
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
     with Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -73,11 +77,15 @@ def folder_size(folder: Path) -> int:
 
 def seal_with_progress(job_dir: Path, *, spec_digest: str | None = None) -> Manifest:
     """Seal a job folder with a progress bar over the bytes hashed."""
+    from hbench.jobs.manifest import seal  # noqa: PLC0415
+
     with byte_progress("sealing", folder_size(job_dir)) as advance:
         return seal(job_dir, spec_digest=spec_digest, progress=advance)
 
 
 def check_resumable_with_progress(job_dir: Path) -> None:
     """Refuse (`resume-seal-broken`) a sealed job changed since; a bar shows the bytes hashed."""
+    from hbench.jobs.reseal import check_resumable  # noqa: PLC0415
+
     with byte_progress("checking the seal", folder_size(job_dir)) as advance:
         check_resumable(job_dir, progress=advance)

@@ -9,12 +9,9 @@ from typing import Annotated
 
 import typer
 
-from hbench import runsummary
 from hbench.cli.output import console, handled
 from hbench.errors import HbenchError
-from hbench.push import DEFAULT_URL, load_summary, newest_job, push
-from hbench.runsummary import SUMMARY_NAME
-from registry.loader import load_registry
+from hbench.push import DEFAULT_URL
 
 URL_VARIABLE = "HBENCH_URL"
 
@@ -71,6 +68,12 @@ def push_command(
     through the registry's harbor.dataset. Prints the run's id and address; exits 1 when
     the service refuses it, with the refusal's message and code.
     """
+    # Imported here: `hbench --help` lists this command without them.
+    from hbench import runsummary  # noqa: PLC0415
+    from hbench.push import load_summary, push  # noqa: PLC0415
+    from hbench.runsummary import SUMMARY_NAME  # noqa: PLC0415
+    from registry.loader import load_registry  # noqa: PLC0415
+
     with handled():
         registry = load_registry()
         source = summary if summary is not None else newest_source(Path("jobs"))
@@ -102,6 +105,9 @@ def push_command(
 def newest_source(jobs_dir: Path) -> Path:
     """What `hbench push` alone sends: the newest run summary under `jobs_dir`, else the
     newest job folder there."""
+    from hbench import runsummary  # noqa: PLC0415
+    from hbench.push import newest_job  # noqa: PLC0415
+
     found = runsummary.newest(jobs_dir)
     return found if found is not None else newest_job(jobs_dir)
 

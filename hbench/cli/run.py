@@ -14,9 +14,7 @@ from hbench.cli.output import (
     handled,
     seal_with_progress,
 )
-from hbench.digest import spec_digest
 from hbench.errors import HbenchError
-from hbench.runner import load_spec, run_spec
 
 ALLOWED = "--jobs-dir and --max-retries"
 
@@ -48,6 +46,9 @@ def run(
     sealed is sealed with it by hbench jobs resume. When the job's folder exists,
     Harbor resumes that job: as for hbench jobs resume, its seal must still hold.
     """
+    from hbench.digest import spec_digest  # noqa: PLC0415 - --help needs none of these
+    from hbench.runner import load_spec, run_spec  # noqa: PLC0415
+
     with handled():
         if ctx.args:
             raise HbenchError(
