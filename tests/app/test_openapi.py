@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from fastapi.testclient import TestClient
+
+from hbench.rules import RULES
 
 ENVELOPE = {"$ref": "#/components/schemas/ErrorEnvelope"}
 
@@ -61,3 +64,18 @@ def test_the_api_page_is_served(client: TestClient) -> None:
     page = client.get("/docs")
     assert page.status_code == 200
     assert "openapi.json" in page.text
+
+
+def test_each_documented_code_is_under_its_catalogue_status(client: TestClient) -> None:
+    spec = client.get("/openapi.json").json()
+    for method, path, operation in api_operations(spec):
+        for status, answer in operation["responses"].items():
+            if status[0] in "45":
+                for code in re.findall(r"`([a-z0-9_-]+)`", answer["description"]):
+                    assert RULES[code].status == int(status), (method, path, code)
+
+
+def test_the_error_schema_carries_the_help_address(client: TestClient) -> None:
+    schema = client.get("/openapi.json").json()["components"]["schemas"]["ErrorEnvelope"]
+    assert {"detail", "code", "help", "errors"} <= set(schema["required"])
+    assert "Troubleshooting" in schema["properties"]["help"]["description"]
