@@ -34,6 +34,9 @@ from app.db.models import Account, utcnow
 from app.settings import Settings
 from hbench.errors import HbenchError
 
+CALLBACK_PATH = "/auth/github/callback"
+"""Where GitHub sends the sign-in back, its one-time code in the query (which the access
+log drops, `app.http.access_log`)."""
 SESSION_COOKIE = "hbench_session"
 STATE_COOKIE = "hbench_oauth_state"
 STATE_LIFETIME = timedelta(minutes=10)

@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from app.auth.dependencies import is_loopback
 from app.auth.service import find_account, refuse_denied
 from app.auth.sessions import (
+    CALLBACK_PATH,
     SESSION_COOKIE,
     STATE_COOKIE,
     STATE_LIFETIME,
@@ -41,7 +42,6 @@ from app.github.models import GitHubUser
 from app.settings import Settings
 from hbench.errors import HbenchError
 
-CALLBACK_PATH = "/auth/github/callback"
 STATE_PATH = "/auth/github"
 MAX_NEXT_LENGTH = 2000
 

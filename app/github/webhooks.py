@@ -36,13 +36,13 @@ from app.github.behaviours import BEHAVIOURS
 from app.github.client import GitHubDep
 from app.github.jobs import JobActionsDep
 from app.github.routing import Context, Event, EventRouter
+from app.http.bodies import WEBHOOK_MAX_BYTES
 from app.settings import Settings
 from hbench.errors import HbenchError
 from hbench.rules import Area
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 25 * 1024 * 1024
 DELIVERY_RETENTION = timedelta(days=7)
 EVENT_NAME = re.compile(r"^[a-z_]{1,64}$")
 DELIVERY_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
@@ -104,14 +104,14 @@ async def receive_webhook(
 
 
 async def read_body(request: Request) -> bytes:
-    """The raw body, refused past `MAX_BODY_BYTES` before more of it is read."""
+    """The raw body, refused past `WEBHOOK_MAX_BYTES` before more of it is read."""
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+    if declared.isdigit() and int(declared) > WEBHOOK_MAX_BYTES:
         raise too_large()
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
+        if size > WEBHOOK_MAX_BYTES:
             raise too_large()
         chunks.append(chunk)
     return b"".join(chunks)
@@ -119,7 +119,7 @@ async def read_body(request: Request) -> bytes:
 
 def too_large() -> HbenchError:
     return HbenchError(
-        "webhook-too-large", f"the delivery is larger than {MAX_BODY_BYTES // 2**20} MiB"
+        "webhook-too-large", f"the delivery is larger than {WEBHOOK_MAX_BYTES // 2**20} MiB"
     )
 
 

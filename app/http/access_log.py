@@ -17,7 +17,7 @@ from urllib.parse import parse_qsl, quote, urlencode
 
 import uvicorn.config
 
-from app.github.oauth import CALLBACK_PATH
+from app.auth.sessions import CALLBACK_PATH
 from app.uploads.redact import REDACTED, redact_text
 
 FILTERED = "[filtered]"

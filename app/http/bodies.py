@@ -36,7 +36,6 @@ from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.errors import respond
-from app.github.webhooks import MAX_BODY_BYTES as WEBHOOK_MAX_BYTES
 from app.settings import Settings
 from app.v1.schemas import RunSubmission
 from hbench.errors import HbenchError, Problem
@@ -58,6 +57,9 @@ ISSUE = MIB
 """An issue request's longest prompt template, passages and agent options, escaped."""
 RUN_SUBMISSION = largest_json(RunSubmission)
 """The largest `RunSubmission` as JSON, from the schema's own limits (11.8 MiB)."""
+WEBHOOK_MAX_BYTES = 25 * MIB
+"""A GitHub webhook delivery: GitHub caps its payloads at 25 MB. The webhook endpoint reads its
+own stream (`app.github.webhooks`) and refuses past this too."""
 DEFAULT = SMALL
 """Every request to an address `LIMITS` does not name (a GET, an unknown path)."""
 
