@@ -51,6 +51,7 @@ PAGES = {
     "guide-what-is-public": "/guide/what-a-board-makes-public",
     "guide-limits": "/guide/limits",
     "guide-security": "/guide/security",
+    "guide-troubleshooting": "/guide/troubleshooting",
 }
 
 
