@@ -366,7 +366,8 @@ def index(page: PageDep) -> HTMLResponse:
 
 @router.get(f"{PREFIX}/put-your-result-on-a-board", response_class=HTMLResponse)
 def put_your_result(page: PageDep, registry: RegistryDep) -> HTMLResponse:
-    return render(page, registry, "put-your-result-on-a-board")
+    trusted = [entry.split("=", 1)[0] for entry in page.settings.trusted_workflows]
+    return render(page, registry, "put-your-result-on-a-board", trusted_workflows=trusted)
 
 
 @router.get(f"{PREFIX}/self-reported-and-issued-runs", response_class=HTMLResponse)

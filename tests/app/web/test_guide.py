@@ -193,6 +193,19 @@ def test_the_limits_and_the_path_to_a_board_follow_the_settings(
         assert default not in limits + path + issued, default
 
 
+def test_the_trusted_workflow_releases_are_the_settings(tmp_path: Path, database_url: str) -> None:
+    release = "hbench/hbench/.github/workflows/run-benchmark.yml@v0.3.0"
+    trusting = Settings(
+        state_dir=tmp_path / "state", database_url=database_url, writer_enabled=False,
+        trusted_workflows=(f"{release}={'a' * 40}",), **NO_REGRADES,
+    )  # fmt: skip
+    with TestClient(create_app(trusting), **LOCAL) as client:
+        page = client.get("/guide/put-your-result-on-a-board").text
+    assert f"<li><code>uses: {release}</code></li>" in page
+    assert "a" * 40 not in page
+    assert "lists no trusted release" not in page
+
+
 def test_the_limits_list_each_boards_caps_from_the_registry(client: TestClient) -> None:
     page = client.get("/guide/limits").text
     assert '<span class="slug">hbench-demo</span>' in page
@@ -219,6 +232,7 @@ def test_the_commands_are_the_ones_hbench_prints(client: TestClient) -> None:
     printed = [line.strip() for line in captured.get().splitlines()]
     assert shown["run-command"] in printed
     assert shown["upload-printed"] in printed
+    assert "lists no trusted release" in page
 
 
 def test_the_issued_runs_page_shows_the_upload_command_the_guide_shows(
