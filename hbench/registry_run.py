@@ -119,7 +119,8 @@ def harbor_args(
     return args
 
 
-def run(target: Target, args: list[str], jobs_dir: Path) -> Path:
+def run(args: list[str], jobs_dir: Path) -> Path:
+    """Run Harbor with `harbor_args`' arguments; the job folder it wrote."""
     jobs_dir.mkdir(parents=True, exist_ok=True)
     return run_harbor(args, jobs_dir)
 

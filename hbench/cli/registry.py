@@ -1,5 +1,6 @@
-"""`hbench registry …`: search the registry, show a benchmark, check a registry folder, pin a
-benchmark's task digests from a dataset checkout, and write out the bundled demo dataset.
+"""`hbench registry …`: search the registry, show a benchmark, pull it as Harbor tasks and
+run it (`hbench.cli.registry_pull`), check a registry folder, pin a benchmark's task digests
+from a dataset checkout, and write out the bundled demo dataset.
 
 `search` and `info` read a static registry (`index.json`, `b/<slug>.json`): the bundled
 default registry, a local folder (a static export, or a registry source folder, which is
@@ -28,7 +29,9 @@ from registry.pins import pinned
 from registry.search import search as search_index
 
 app = typer.Typer(
-    help="Search the benchmark registry and check registry folders.", no_args_is_help=True
+    help="Search the benchmark registry, pull a benchmark as Harbor tasks and run it, and "
+    "check registry folders.",
+    no_args_is_help=True,
 )
 
 RegistryOption = Annotated[

@@ -216,7 +216,7 @@ def run(
                 env=env,
                 job_name=job_name,
             )
-            job_dir = registry_run.run(resolved, args, jobs_dir)
+            job_dir = registry_run.run(args, jobs_dir)
             benchmark = benchmark or resolved.benchmark
         summarized = registry_run.summarize(
             job_dir,
