@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -30,6 +31,9 @@ from app.blobs import (
     store_at,
     validate_key,
 )
+from app.db.session import Database
+from app.publish.maintenance import run_maintenance
+from app.publish.retention import Policy
 from app.settings import Settings, load_settings
 from hbench.errors import HbenchError
 from tests.s3_server import s3_config, s3_server
@@ -181,6 +185,25 @@ def test_a_writer_killed_mid_blob_leaves_no_blob(store: BlobStore) -> None:
         assert again.sweep_temporary(older_than=3600) == 0
     assert again.sweep_temporary(older_than=-1) == 1
     assert leftovers(again) == []
+
+
+def test_the_maintenance_round_sweeps_what_dead_writers_left(
+    tmp_path: Path, database_url: str
+) -> None:
+    store = LocalBlobStore(tmp_path / "blobs")
+    leftover, young = store.temp / "blob-dead", store.temp / "blob-writing"
+    leftover.write_bytes(b"half")
+    young.write_bytes(b"a live writer's")
+    an_hour_ago = time.time() - 2 * 3600
+    os.utime(leftover, (an_hour_ago, an_hour_ago))
+    database = Database(database_url)
+    try:
+        policy = Policy(timedelta(days=30), timedelta(days=7))
+        report = run_maintenance(database, store, now=datetime.now(UTC), policy=policy)
+    finally:
+        database.dispose()
+    assert report.abandoned_writes == 1
+    assert not leftover.exists() and young.exists()
 
 
 def test_old_temporary_files_are_swept_on_start(tmp_path: Path) -> None:
