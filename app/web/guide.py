@@ -265,11 +265,13 @@ PUBLIC_FIELDS: dict[str, str] = {
     "config": "The job's settings that differ from Harbor's defaults (never its "
     "environment variables).",
     "download": "Where anyone can download the job's redacted files while the score is on "
-    "its board.",
+    "its board and the job isn't deleted.",
     "task_digests": "Each task's digest: which task files ran.",
     "evidence": "What the service established: the files agreed, the task files matched "
     "the pinned ones, the regrade's outcome, and whether a trusted workflow ran it.",
     "redaction_rules": "For each redaction rule, how many values it replaced over the whole job.",
+    "files_deleted_at": "When its owner deleted the job: the score stays as it was, and its "
+    "files can no longer be downloaded.",
 }
 """Every field of a published run's record, in the guide's words (a test holds this to
 `PublishedRun`)."""

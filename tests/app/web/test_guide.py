@@ -347,11 +347,9 @@ def parse(args: list[str]) -> None:
     command: Any = typer.main.get_command(hbench_app)
     context = command.make_context("hbench", [], resilient_parsing=True)
     words = list(args)
-    while hasattr(command, "get_command"):  # a group (typer's own click has its own classes)
-        name = words.pop(0)
-        found = command.get_command(context, name)
-        assert found is not None, f"hbench has no command {name!r}"
-        command = found
+    while hasattr(command, "resolve_command"):  # a group, loaded as hbench loads it to run
+        name, command, words = command.resolve_command(context, words)
+        assert command is not None, f"hbench has no command {name!r}"
     command.make_context(command.name or "", words)
 
 
