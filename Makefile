@@ -55,6 +55,7 @@ test: system-deps $(PY) docker-up  ## the README's second command: lint, type-ch
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	$(MAKE) lint-actions
 	$(IN_SCRATCH) $(VENV)/bin/pytest -n auto --dist loadfile
 

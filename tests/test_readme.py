@@ -1,7 +1,9 @@
-"""The README's client table is held to the CLI: every `hbench` command has a row."""
+"""The README is held to the code: every `hbench` command has a row in the client table,
+and the Layout table names every folder of the repository."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import typer
@@ -32,3 +34,21 @@ def test_every_command_has_a_row_in_the_readme() -> None:
     rows = [line for line in readme.splitlines() if line.startswith("| `hbench ")]
     missing = [name for name in command_names(app) if not any(f"`{name}" in r for r in rows)]
     assert missing == []
+
+
+def test_the_layout_table_names_every_folder() -> None:
+    """Each top-level folder (but hidden ones and what .gitignore keeps out) has a row."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([^`/]+)/` \|", section, flags=re.MULTILINE))
+    gitignore = (ROOT / ".gitignore").read_text().splitlines()
+    ignored = {line.strip("/") for line in gitignore if line.startswith("/")}
+    folders = {
+        path.name
+        for path in ROOT.iterdir()
+        if path.is_dir()
+        and not path.name.startswith(".")
+        and path.name not in ignored
+        and not path.name.endswith(".egg-info")
+    }
+    assert listed == folders
