@@ -1,1 +1,2 @@
-"""Who is calling: accounts, API tokens and run tokens, and the auth dependency."""
+"""Who is calling: accounts, API tokens and run tokens, the sign-in cookie and its
+cross-site check (`sessions.py`), and the auth dependency."""

@@ -16,5 +16,5 @@ sign-in with GitHub, GitHub Actions OIDC tokens, and installation tokens.
 - `oidc.py`: verifying GitHub Actions OIDC tokens, as PyPI does.
 - `trusted.py`: trusted publishing, a workflow issuing a run with its OIDC token.
 - `tokens.py`: installation tokens the data-repo writer pushes with.
-- `sessions.py`, `oauth.py`: the sign-in cookie, cross-site request checks, the OAuth flow.
+- `oauth.py`: signing in with GitHub, the OAuth flow (its cookie is `app.auth.sessions`).
 """
