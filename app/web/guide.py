@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any, get_args
 
 from fastapi import APIRouter
@@ -37,6 +38,7 @@ from registry.evidence import LEVELS, TEXTS, Level
 from registry.loader import Registry
 from registry.placement import MAX_ATTEMPTS, EntrySettings, entry_name
 from registry.schema import ISSUED_ATTEMPTS, SourceType
+from registry.scoring import Z95
 from registry.settings import FIELDS, PHASES
 
 router = APIRouter(include_in_schema=False)
@@ -120,6 +122,7 @@ class Facts:
     max_files: int
     max_redactions: int
     run_token_hours: int
+    issue_window_hours: int
     publish_days: int
     retention_days: int
     reports_per_hour: int
@@ -137,6 +140,7 @@ class Facts:
             max_files=MAX_FILES,
             max_redactions=settings.upload_max_redactions,
             run_token_hours=int(settings.run_token_lifetime.total_seconds() // 3600),
+            issue_window_hours=int(DAY.total_seconds() // 3600),
             publish_days=settings.publish_window.days,
             retention_days=settings.deleted_files_retention.days,
             reports_per_hour=settings.reports_per_hour,
@@ -323,6 +327,10 @@ def source_types() -> list[tuple[str, str]]:
     return [(label, SOURCE_TYPES[label]) for label in get_args(SourceType)]
 
 
+CONFIDENCE = round(100 * (2 * NormalDist().cdf(Z95) - 1))
+"""The level of a row's interval, from the quantile scoring uses."""
+
+
 def cell_settings() -> list[str]:
     """The names of the settings a board's cell compares, as its `settings` records them."""
     return [f"{phase}_timeout_multiplier" for phase in PHASES] + [
@@ -385,7 +393,9 @@ def self_reported_and_issued(page: PageDep, registry: RegistryDep) -> HTMLRespon
 
 @router.get(f"{PREFIX}/cells-and-boards", response_class=HTMLResponse)
 def cells_and_boards(page: PageDep, registry: RegistryDep) -> HTMLResponse:
-    return render(page, registry, "cells-and-boards", cell_settings=cell_settings())
+    return render(
+        page, registry, "cells-and-boards", cell_settings=cell_settings(), confidence=CONFIDENCE
+    )
 
 
 @router.get(f"{PREFIX}/what-a-board-makes-public", response_class=HTMLResponse)
