@@ -21,6 +21,8 @@ from typing import Any
 
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 LETTER = re.compile(r"\b([A-Z])\b")
+ANSWERED = re.compile(r"answer\s*(?:is)?\s*:?\s*\(?([A-Za-z])\b", re.IGNORECASE)
+BRACKETED = re.compile(r"\(([A-Z])\)")
 
 
 def normalise(text: str) -> str:
@@ -33,8 +35,17 @@ def number(text: str) -> float | None:
 
 
 def letter(text: str) -> str | None:
-    found = LETTER.search(text.strip().upper())
-    return found.group(1) if found else None
+    """The option an answer picks: the whole answer when it is one letter (`C`, `(c)`,
+    `C.`), else the letter after "answer", else one in parentheses, else the first capital
+    letter standing alone that is not the word "I"."""
+    alone = re.fullmatch(r"\(?([A-Za-z])[).]?", text.strip())
+    if alone:
+        return alone.group(1).upper()
+    for pattern in (ANSWERED, BRACKETED):
+        found = pattern.search(text)
+        if found:
+            return found.group(1).upper()
+    return next((m.group(1) for m in LETTER.finditer(text) if m.group(1) != "I"), None)
 
 
 def run_tests(solution: str, expected: dict[str, Any]) -> bool:

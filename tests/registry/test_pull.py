@@ -178,8 +178,10 @@ def test_multiple_choice_takes_an_index_a_letter_or_the_options_text(tmp_path: P
     assert "A. 4\nB. 6\nC. 7\nD. 9" in instruction
     assert "letter of your choice" in instruction
     expected = {"grading": "multiple_choice", "answer": "C"}
-    assert grader.grade(expected, "C\n") and grader.grade(expected, "The answer is (C).")
-    assert not grader.grade(expected, "B")
+    for right in ("C\n", "(c)", "C.", "The answer is (C).", "answer: c", "I think C"):
+        assert grader.grade(expected, right), right
+    for wrong in ("B", "I", "The answer is B, not C", ""):
+        assert not grader.grade(expected, wrong), wrong
 
 
 def test_exact_match_ignores_case_and_spacing(tmp_path: Path) -> None:
