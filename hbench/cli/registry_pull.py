@@ -206,6 +206,12 @@ def run(
             if agent is None:
                 raise typer.BadParameter("--agent is needed unless --summarize-only")
             resolved = registry_run.resolve(target, registry, Path.cwd())
+            if agent == "oracle" and resolved.manifest and not resolved.manifest.solutions:
+                raise HbenchError(
+                    "registry-run-target-invalid",
+                    f"{target} was pulled without solutions (its licence forbids "
+                    "redistributing them), so the oracle has nothing to run; run your agent",
+                )
             args = registry_run.harbor_args(
                 resolved,
                 agent=agent,

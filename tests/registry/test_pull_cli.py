@@ -261,3 +261,18 @@ def test_an_unreachable_hub_says_so_and_how_to_pull_offline(tmp_path: Path) -> N
     assert "(pull-dataset-unreachable)" in refused.stderr
     assert "--source" in refused.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_tasks_pulled_without_solutions_have_no_oracle_to_run(
+    tmp_path: Path, registry: Path
+) -> None:
+    pulled = hbench(
+        "registry", "pull", "toy-closed", "--registry", str(registry),
+        "--source", str(DATA / "rows.jsonl"), cwd=tmp_path,
+    )  # fmt: skip
+    assert pulled.returncode == 0, pulled.stderr
+    refused = hbench("registry", "run", "toy-closed", "-a", "oracle", cwd=tmp_path)
+    assert refused.returncode == 1
+    assert "(registry-run-target-invalid)" in refused.stderr
+    assert "without solutions" in refused.stderr
+    assert not (tmp_path / "jobs").exists()
