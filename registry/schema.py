@@ -92,9 +92,7 @@ class PackagedCopy(Record):
 
     package: str = Field(min_length=1, max_length=100, description="The PyPI distribution.")
     module: FieldName = Field(description="The module its data sits under.")
-    path: str = Field(
-        pattern=r"^[\w.-]+(?:/[\w.-]+)*$", description="The file inside that module."
-    )
+    path: str = Field(pattern=r"^[\w.-]+(?:/[\w.-]+)*$", description="The file inside that module.")
     revision: str = Field(min_length=1, max_length=100, description="The package's version.")
 
 
