@@ -21,7 +21,7 @@ from typer.exceptions import TyperException
 from app.main import create_app
 from app.registry import default_registry
 from app.settings import Settings, load_settings
-from app.web import guide
+from app.web import guide, guide_facts
 from app.web import run as run_page
 from hbench import issue
 from hbench.cli.main import app as hbench_app
@@ -97,7 +97,7 @@ def test_every_link_on_the_guide_leads_somewhere(client: TestClient) -> None:
             continue  # the built site, whose first build the writer makes (off here)
         answer = client.get(path)
         assert answer.status_code == 200, (target, answer.status_code)
-        if anchor and path.startswith("/guide/") and path != guide.TROUBLESHOOTING:
+        if anchor and path.startswith("/guide/"):
             assert f'id="{anchor}"' in answer.text, target
 
 
@@ -215,7 +215,7 @@ def test_the_limits_list_each_boards_caps_from_the_registry(client: TestClient) 
 def test_the_commands_are_the_ones_hbench_prints(client: TestClient) -> None:
     page = client.get("/guide/put-your-result-on-a-board").text
     shown = commands_on(page)
-    example = guide.commands(ORIGIN, "local", default_registry())
+    example = guide_facts.commands(ORIGIN, "local", default_registry())
     job = example.job
     assert shown["upload-printed"] == issue.upload_command(ORIGIN, job)
     assert shown["upload-page"] == run_page.upload_command(ORIGIN, job)
@@ -254,7 +254,7 @@ def test_the_issued_runs_page_shows_the_upload_command_the_guide_shows(
 
 def test_every_hbench_command_shown_is_one_the_cli_takes(client: TestClient) -> None:
     page = client.get("/guide/put-your-result-on-a-board").text
-    example = vars(guide.commands(ORIGIN, "local", default_registry()))
+    example = vars(guide_facts.commands(ORIGIN, "local", default_registry()))
     assert set(commands_on(page).values()) <= set(example.values())
     assert html.escape(example["abandon"], quote=False) in page
     hbench_lines = [
@@ -292,15 +292,15 @@ def test_the_curl_lines_are_uploads_the_service_takes(
 
 
 def test_the_public_fields_are_every_field_of_a_published_run(client: TestClient) -> None:
-    assert set(guide.PUBLIC_FIELDS) == set(PublishedRun.model_fields)
+    assert set(guide_facts.PUBLIC_FIELDS) == set(PublishedRun.model_fields)
     page = client.get("/guide/what-a-board-makes-public").text
     for name, info in PublishedRun.model_fields.items():
         assert f"<code>{info.alias or name}</code>" in page, name
 
 
 def test_the_evidence_labels_are_every_level(client: TestClient) -> None:
-    assert set(guide.HOW_EARNED) == set(LEVELS)
-    assert set(guide.SOURCE_TYPES) == set(get_args(SourceType))
+    assert set(guide_facts.HOW_EARNED) == set(LEVELS)
+    assert set(guide_facts.SOURCE_TYPES) == set(get_args(SourceType))
     page = client.get("/guide/self-reported-and-issued-runs").text
     for level in LEVELS:
         assert f'id="level-{level}"' in page, level
@@ -308,9 +308,9 @@ def test_the_evidence_labels_are_every_level(client: TestClient) -> None:
 
 def test_the_cell_settings_are_the_ones_placement_compares(client: TestClient) -> None:
     page = client.get("/guide/cells-and-boards").text
-    for name in guide.cell_settings():
+    for name in guide_facts.cell_settings():
         assert f"<code>{name}</code>" in page, name
-    assert "agent_timeout_multiplier" in guide.cell_settings()
+    assert "agent_timeout_multiplier" in guide_facts.cell_settings()
 
 
 def test_security_shows_the_configured_contact_or_says_there_is_none(
