@@ -26,6 +26,7 @@ from app.clock import Clock, ClockDep
 from app.db.session import Database
 from app.dependencies import BlobStoreDep, DatabaseDep, SessionDep, SettingsDep
 from app.errors import error_responses
+from app.publish.routes import policy_of
 from app.registry import RegistryDep
 from app.regrade.plan import RegradeSetup
 from app.settings import Settings, get_settings
@@ -96,7 +97,7 @@ async def upload_job(
         request, uploader, settings=settings, database=database, blobs=blobs,
         registry=registry, clock=clock,
     )  # fmt: skip
-    return UploadAccepted.from_row(stored.row)
+    return UploadAccepted.from_row(stored.row, policy=policy_of(settings), now=clock())
 
 
 async def take_upload(
@@ -184,12 +185,15 @@ def archive_limits(settings: Settings) -> ArchiveLimits:
 def list_jobs(
     account: CurrentAccount,
     session: SessionDep,
+    settings: SettingsDep,
+    clock: ClockDep,
     limit: Annotated[int, Query(ge=1, le=1000, description="At most this many jobs.")] = (
         DEFAULT_LIST_LIMIT
     ),
 ) -> JobList:
     rows = service.list_jobs(session, account.id, limit)
-    return JobList(jobs=[JobInfo.from_row(row) for row in rows])
+    policy, now = policy_of(settings), clock()
+    return JobList(jobs=[JobInfo.from_row(row, policy=policy, now=now) for row in rows])
 
 
 @router.get(
@@ -198,5 +202,12 @@ def list_jobs(
     response_model=JobDetail,
     responses=error_responses(Area.AUTH, "bench-job-not-found", "request-invalid"),
 )
-def get_job(job_id: uuid.UUID, account: CurrentAccount, session: SessionDep) -> JobDetail:
-    return JobDetail.from_row(service.get_job(session, account.id, job_id))
+def get_job(
+    job_id: uuid.UUID,
+    account: CurrentAccount,
+    session: SessionDep,
+    settings: SettingsDep,
+    clock: ClockDep,
+) -> JobDetail:
+    row = service.get_job(session, account.id, job_id)
+    return JobDetail.from_row(row, policy=policy_of(settings), now=clock())

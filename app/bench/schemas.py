@@ -12,9 +12,12 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field
 
+from app.bench.actions import NOT_PLACEABLE, JobActions, job_actions
 from app.bench.service import REDACTION_RULES
 from app.db.models import Job
+from app.publish.retention import Policy
 from app.regrade.service import regrade_json, run_evidence
+from hbench.errors import Problem
 from registry.evidence import Level, run_levels
 
 CheckStatus = Literal["passed", "failed", "skipped"]
@@ -53,6 +56,16 @@ class JobBoards(BaseModel):
         "no existing one.",
     )
     notes: list[BoardNote] = Field(description="Why the job fits no board, when it fits none.")
+
+
+def unplaced(row: Job, boards: JobBoards) -> Problem | None:
+    """Why publishing the job would be refused for its boards: it fits none and opens none
+    (its first note says why); None when it fits one."""
+    if boards.fits or boards.opens:
+        return None
+    for note in boards.notes:
+        return Problem(note.code, note.message)
+    return Problem(NOT_PLACEABLE, f"the job {row.id} fits no board; it stays on Your bench")
 
 
 class RegradeDifference(BaseModel):
@@ -105,13 +118,22 @@ class JobInfo(BaseModel):
         description="What the job proves, as its board row would show it (docs/trust.md): "
         "`self-reported`, and `regraded` and `issued` where they hold."
     )
+    actions: JobActions = Field(
+        description="What you can do with the job now (publish, withdraw, delete, download), "
+        "each with the rule code and reason doing it would be refused with when it can't."
+    )
 
     @classmethod
-    def from_row(cls, row: Job) -> Self:
+    def from_row(cls, row: Job, *, policy: Policy, now: datetime) -> Self:
         summary = row.summary
         placed = summary["boards"]
         opens = placed.get("opens")
         regrade = regrade_json(row.regrade)
+        boards = JobBoards(
+            fits=placed["fits"],
+            opens=opens["slug"] if opens else None,
+            notes=[BoardNote(**note) for note in placed["notes"]],
+        )
         return cls(
             id=row.id,
             harbor_job_id=row.job_id,
@@ -123,17 +145,14 @@ class JobInfo(BaseModel):
             n_attempts=summary["n_attempts"],
             score=summary["score"],
             pass_at_k=summary.get("pass_at_k", {}),
-            boards=JobBoards(
-                fits=placed["fits"],
-                opens=opens["slug"] if opens else None,
-                notes=[BoardNote(**note) for note in placed["notes"]],
-            ),
+            boards=boards,
             issued_run_id=row.issued_run_id,
             uploaded_at=row.uploaded_at,
             regrade=RegradeInfo.model_validate(regrade),
             evidence=run_levels(
                 run_evidence(row, row.regrade), issued=row.issued_run_id is not None
             ),
+            actions=job_actions(row, policy, now, unplaced=unplaced(row, boards)),
         )
 
 
@@ -144,8 +163,8 @@ class UploadAccepted(JobInfo):
     redactions: Redactions
 
     @classmethod
-    def from_row(cls, row: Job) -> Self:
-        info = JobInfo.from_row(row)
+    def from_row(cls, row: Job, *, policy: Policy, now: datetime) -> Self:
+        info = JobInfo.from_row(row, policy=policy, now=now)
         return cls(
             **info.model_dump(),
             checks=[CheckResult(**check) for check in row.checks],
@@ -169,8 +188,8 @@ class JobDetail(UploadAccepted):
     )
 
     @classmethod
-    def from_row(cls, row: Job) -> Self:
-        accepted = UploadAccepted.from_row(row)
+    def from_row(cls, row: Job, *, policy: Policy, now: datetime) -> Self:
+        accepted = UploadAccepted.from_row(row, policy=policy, now=now)
         rules = row.summary.get(REDACTION_RULES) or {}
         return cls(**accepted.model_dump(), redaction_rules=rules, summary=row.summary)
 

@@ -12,6 +12,7 @@ to `POST /bench/upload`.
 from __future__ import annotations
 
 import functools
+import math
 import uuid
 from typing import Annotated, Any
 
@@ -29,7 +30,7 @@ from app.bench.uploader import Uploader, get_uploader
 from app.blobs import BlobStore
 from app.checks.run_token import RUN_TOKEN_HEADER, unknown_token
 from app.clock import Clock, ClockDep
-from app.db.models import IssuedRun, IssuedRunStatus
+from app.db.models import IssuedRun, IssuedRunStatus, Job
 from app.db.session import Database
 from app.dependencies import BlobStoreDep, DatabaseDep, SettingsDep
 from app.errors import envelope
@@ -38,7 +39,6 @@ from app.publish.choice import BoardChoiceError
 from app.publish.record import download_path
 from app.publish.routes import policy_of
 from app.registry import RegistryDep
-from app.regrade.service import publish_refusal
 from app.runs import service as runs
 from app.runs.status import effective_status
 from app.settings import Settings
@@ -54,10 +54,13 @@ NOTICES = {
     "published": "The job is published: its score is on its board.",
     "withdrawn": "The job's score is withdrawn from its board, for good.",
     "deleted": "The job is deleted from Your bench.",
+    "deleted-kept": "The job is deleted from Your bench, with its files; its score stays on "
+    "its board.",
     "abandoned": "The run is abandoned; its slot on the board is free again.",
     "uploaded": "The job is uploaded and kept private until you publish it.",
 }
 LISTED = 100
+DAY = 86400.0
 
 
 def notice(done: str | None) -> str | None:
@@ -68,7 +71,8 @@ def notice(done: str | None) -> str | None:
 def your_bench(page: PageDep, done: str | None = None) -> HTMLResponse:
     account = page.signed_in.account
     listed = [
-        UploadAccepted.from_row(row) for row in bench.list_jobs(page.session, account.id, LISTED)
+        UploadAccepted.from_row(row, policy=policy_of(page.settings), now=page.now)
+        for row in bench.list_jobs(page.session, account.id, LISTED)
     ]
     jobs = [(job, regrade_view(job.regrade), evidence_view(job.evidence)) for job in listed]
     issued = [
@@ -174,15 +178,28 @@ def page_uploader(
 
 
 def job_of(page: Page, job_id: uuid.UUID) -> JobDetail:
-    return JobDetail.from_row(bench.get_job(page.session, page.signed_in.account.id, job_id))
+    row = bench.get_job(page.session, page.signed_in.account.id, job_id)
+    return detail_of(page, row)
+
+
+def detail_of(page: Page, row: Job) -> JobDetail:
+    """The job as the API answers it, with its actions at the page's time."""
+    return JobDetail.from_row(row, policy=policy_of(page.settings), now=page.now)
 
 
 def job_context(page: Page, job: JobDetail, **values: Any) -> dict[str, Any]:
     run = page.session.get(IssuedRun, job.issued_run_id) if job.issued_run_id else None
+    row = page.session.get_one(Job, job.id)
+    published = row.published_at is not None
     return {
         "title": job.name,
         "job": job,
         "issued_board": run.board if run is not None else None,
+        # What deleting leaves (confirm-delete.html): a score, a run's page, a fingerprint.
+        "score_board": publishing.score_board(row),
+        "run_board": row.board if published else None,
+        "counted": published or row.issued_run_id is not None,
+        "purge_days": math.ceil(page.settings.deleted_files_retention.total_seconds() / DAY),
         "download": download_path(job.id),
         "regrade": regrade_view(job.regrade),
         "evidence": evidence_view(job.evidence),
@@ -208,13 +225,16 @@ def confirm_page(page: PageDep, job_id: uuid.UUID, action: str) -> HTMLResponse:
         row = bench.get_job(page.session, page.signed_in.account.id, job_id)
     except HbenchError as error:
         return page.refused(error, "refused.html", title="Your bench")
-    job = JobDetail.from_row(row)
+    job = detail_of(page, row)
     context = job_context(page, job, choices=job.boards.fits)
-    # Asked to publish a job whose regrade holds it back, the page says why at once, with
-    # the code publishing would refuse it with, rather than after the button is pressed.
-    waiting = publish_refusal(row.regrade) if action == "publish" else None
-    if waiting is not None and job.status == "private":
-        return page.refused(HbenchError.from_problems([waiting]), "confirm-publish.html", **context)
+    # Asked for what the job's state no longer allows (publishing a job that fits no board,
+    # whose regrade holds it back or whose window has passed; withdrawing a private one),
+    # the page says why at once, with the code the change would be refused with, rather
+    # than after the button is pressed.
+    held = getattr(job.actions, action).refusal()
+    if held is not None:
+        refusal = HbenchError.from_problems([held])
+        return page.refused(refusal, f"confirm-{action}.html", **context)
     return page.render(f"confirm-{action}.html", **context)
 
 
@@ -260,13 +280,13 @@ async def withdraw(page: PageDep, job_id: uuid.UUID) -> Any:
 async def delete(page: PageDep, job_id: uuid.UUID, blobs: BlobStoreDep) -> Any:
     fields = await page.form()
     try:
-        publishing.delete(
+        row = publishing.delete(
             page.session, page.signed_in.account, job_id, confirm=fields.get("confirm", ""),
             blobs=blobs, policy=policy_of(page.settings), now=page.now,
         )  # fmt: skip
     except HbenchError as error:
         return refused_on_job(page, job_id, error, "confirm-delete.html")
-    return done(None, "deleted")
+    return done(None, "deleted-kept" if publishing.score_board(row) else "deleted")
 
 
 def refused_on_job(

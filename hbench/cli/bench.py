@@ -56,11 +56,51 @@ def list_jobs(
 
 
 @app.command()
-def show(job_id: JobArgument, url: UrlOption, token_env: TokenEnvOption = None) -> None:
-    """Show one of your jobs: its summary, checks and boards, as JSON."""
+def show(
+    job_id: JobArgument,
+    url: UrlOption,
+    token_env: TokenEnvOption = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the service's whole answer as JSON.")
+    ] = False,
+) -> None:
+    """Show one of your jobs: what it is, its boards, and what you can do with it now
+    (publish, withdraw, delete, download), with the reason and rule code of each you
+    can't. --json prints everything: its summary, checks, redactions and regrade."""
     with handled():
         job = bench_for(url, token_env).job(job_id)
-    console.print_json(data=job)
+    if as_json:
+        console.print_json(data=job)
+        return
+    console.print(f"[bold]{escape(job['name'])}[/bold] ({job['id']}): {job['status']}")
+    console.print(
+        f"{escape(str(job['dataset']))}, {escape(job['agent'])}, model "
+        f"{escape(str(job['model']))}, score {job['score']:.3f}, uploaded {job['uploaded_at']}"
+    )
+    console.print(f"boards: {escape(boards_text(job['boards']))}")
+    for note in job["boards"].get("notes") or []:
+        console.print(f"  {escape(note['message'])} ({note['code']})")
+    console.print("what you can do:")
+    for line in action_lines(job.get("actions") or {}):
+        console.print(f"  {line}")
+
+
+ACTIONS = ("publish", "withdraw", "delete", "download")
+
+
+def action_lines(actions: dict[str, Any]) -> list[str]:
+    """One line per action: a tick when it is possible, else why not and its rule code."""
+    lines = []
+    for name in ACTIONS:
+        action = actions.get(name)
+        if not action:
+            continue
+        if action["possible"]:
+            lines.append(f"[green]✓[/green] {name}")
+        else:
+            why = escape(str(action.get("reason") or ""))
+            lines.append(f"[red]✗[/red] {name}: {why} ({action.get('code')})")
+    return lines
 
 
 @app.command()
@@ -120,12 +160,15 @@ def delete(
     ],
     token_env: TokenEnvOption = None,
 ) -> None:
-    """Delete a job from Your bench (withdraw a published one first)."""
+    """Delete a job and its files from Your bench. A published job's score stays on its
+    board (withdraw it first to take it off); its run's page says the files were deleted."""
     with handled():
         done = bench_for(url, token_env).delete(job_id, confirm)
+    board = done.get("score_stays_on")
+    kept = f"; its score stays on {escape(board)}" if board else ""
     console.print(
         f"[green]✓[/green] deleted job {done['id']}; its files leave storage by "
-        f"{done['files_purged_by']}"
+        f"{done['files_purged_by']}{kept}"
     )
 
 

@@ -15,7 +15,7 @@ from httpx import Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.models import Job, JobStatus, Report, ReportStatus, utcnow
+from app.db.models import Job, JobStatus, OutboxEntry, Report, ReportStatus, utcnow
 from app.registry import default_registry, get_registry
 
 from ..bench.conftest import issue_run
@@ -63,7 +63,10 @@ def test_a_job_from_upload_to_deletion(
     assert published.status_code == 303, published.text
     assert published.headers["location"] == f"{job}?done=published"
     assert job_row(db, job_id).status is JobStatus.PUBLISHED
-    again = submit(client, f"{job}/publish", f"{job}/publish", {})
+    # The job's page offers no Publish now, and its question says why; a form sent anyway
+    # (the form token is the person's, so any page's does) is refused with the code.
+    assert client.get(f"{job}/publish").status_code == 409
+    again = submit(client, "/settings", f"{job}/publish", {})
     assert again.status_code == 409 and "job-already-published" in again.text
 
     reported = submit(client, "/report", "/report",
@@ -77,10 +80,8 @@ def test_a_job_from_upload_to_deletion(
     db.refresh(report)
     assert report.status is ReportStatus.DISMISSED
 
-    kept = submit(
-        client, f"{job}/delete", f"{job}/delete", {"confirm": job_row(db, job_id).job_name}
-    )
-    assert kept.status_code == 409 and "delete-published" in kept.text
+    asked = client.get(f"{job}/delete").text
+    assert "as it was published: deleting doesn't take it off" in asked
     assert "Withdraw for good?" in client.get(f"{job}/withdraw").text
     withdrawn = submit(client, f"{job}/withdraw", f"{job}/withdraw", {})
     assert withdrawn.status_code == 303
@@ -94,6 +95,31 @@ def test_a_job_from_upload_to_deletion(
     assert deleted.status_code == 303 and deleted.headers["location"] == "/bench?done=deleted"
     assert job_row(db, job_id).status is JobStatus.DELETED
     assert job_id not in client.get("/bench").text
+
+
+def test_a_published_job_deleted_keeps_its_score_and_loses_its_files(
+    client: TestClient, db: Session, sealed_archive: bytes, remote: TestClient
+) -> None:
+    job_id = page_upload(client, sealed_archive).json()["id"]
+    job = f"/bench/jobs/{job_id}"
+    assert submit(client, f"{job}/publish", f"{job}/publish", {}).status_code == 303
+    name = job_row(db, job_id).job_name
+
+    deleted = submit(client, f"{job}/delete", f"{job}/delete", {"confirm": name})
+
+    assert deleted.status_code == 303, deleted.text
+    assert deleted.headers["location"] == "/bench?done=deleted-kept"
+    bench = client.get(deleted.headers["location"]).text
+    assert "its score stays on its board" in bench and job_id not in bench.split("</h1>")[1]
+    row = job_row(db, job_id)
+    assert (row.status, row.board) == (JobStatus.DELETED, "hbench-demo")
+    assert row.fingerprint is not None
+    for reader in (client, remote):
+        gone = reader.get(f"/api/bench/jobs/{job_id}/download")
+        assert (gone.status_code, gone.json()["code"]) == (410, "job-files-deleted")
+    [change] = [e for e in db.scalars(select(OutboxEntry)) if e.kind == "delete_run_files"]
+    assert change.payload == {"board": "hbench-demo", "runId": job_id}
+    assert client.get(job).status_code == 404
 
 
 def test_a_pasted_run_token_uploads_as_the_issued_run(
