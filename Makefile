@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export HARBOR_TELEMETRY := 0
 
-.PHONY: help venv system-deps docker-up docker-down runner-image demo test lint lint-actions typecheck check bench clean
+.PHONY: help venv system-deps docker-up docker-down runner-image service-image demo test lint lint-actions typecheck check bench clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' Makefile | sed 's/:.*## /\t/'
@@ -39,6 +39,9 @@ docker-down: $(PY)  ## stop the Docker daemon docker-up started
 
 runner-image: $(PY)  ## build the runner image (actions/run/Dockerfile) on a local Debian 13 base
 	$(PY) -m tools.dockerhost runner-image
+
+service-image: $(PY)  ## build the service image (app/Dockerfile) on a local Debian 13 base
+	$(PY) -m tools.dockerhost service-image
 
 demo: system-deps $(PY) docker-up  ## the README's first command: run the demo dataset end to end
 	$(PY) -m app.walkthrough

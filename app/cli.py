@@ -11,6 +11,7 @@ from app.auth.service import create_api_token, ensure_account
 from app.cli_state import StateDir, settings_for
 from app.datarepo.cli import data_repo
 from app.db.migrate import current_revision, head_revision, migrated_database
+from app.github.cli import github_app
 from app.http.server import run as run_server
 from app.http.server import server_config
 from app.main import create_app
@@ -36,6 +37,7 @@ app.add_typer(maintenance, name="maintenance")
 app.add_typer(reports, name="reports")
 app.add_typer(deny, name="deny")
 app.add_typer(regrade, name="regrade")
+app.add_typer(github_app, name="github-app")
 
 
 @app.command()

@@ -1,4 +1,6 @@
-"""`GET /api/health`: whether the service is up and can reach its database."""
+"""`GET /api/health`, whether the service is up and can reach its database (liveness), and
+`GET /api/ready`, whether it can serve everything: its database, its blob store and, where
+this process writes the data repository, that repository's checkout (readiness)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,12 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 from sqlalchemy.exc import SQLAlchemyError
 
-from app.dependencies import DatabaseDep, SettingsDep
+from app.blobs import BlobStore
+from app.datarepo.git import Git
+from app.db.session import Database
+from app.dependencies import BlobStoreDep, DatabaseDep, SettingsDep
 from app.errors import error_responses
-from app.settings import Mode
+from app.settings import Mode, Settings
 from hbench import __version__
 from hbench.errors import HbenchError
 
@@ -38,6 +43,68 @@ def health(database: DatabaseDep, settings: SettingsDep) -> Health:
     except SQLAlchemyError:
         raise HbenchError("service-unavailable", "the database does not answer") from None
     return Health(status="ok", version=__version__, mode=settings.mode)
+
+
+class Part(BaseModel):
+    name: Literal["database", "blob store", "data repository"]
+    ready: bool
+    detail: str
+
+
+class Readiness(BaseModel):
+    status: Literal["ready"]
+    parts: list[Part]
+
+
+@router.get(
+    "/ready",
+    summary="Check that the service can serve everything",
+    description="Each part the service needs, checked now: the database answers, the blob "
+    "store answers, and (where this process writes the data repository) its checkout has a "
+    "commit. 503 `service-unavailable` names the parts that failed.",
+    response_model=Readiness,
+    responses=error_responses("service-unavailable"),
+)
+def ready(database: DatabaseDep, blobs: BlobStoreDep, settings: SettingsDep) -> Readiness:
+    parts = [_database(database), _blob_store(blobs), _data_repository(settings)]
+    failed = [p for p in parts if not p.ready]
+    if failed:
+        where = "; ".join(f"{p.name}: {p.detail}" for p in failed)
+        raise HbenchError("service-unavailable", f"not ready: {where}")
+    return Readiness(status="ready", parts=parts)
+
+
+def _database(database: Database) -> Part:
+    try:
+        database.ping()
+    except SQLAlchemyError:
+        return Part(name="database", ready=False, detail="does not answer")
+    return Part(name="database", ready=True, detail="answers")
+
+
+def _blob_store(blobs: BlobStore) -> Part:
+    try:
+        blobs.exists(READY_PROBE)
+    except Exception as error:  # any failure of the store's client is "not ready"
+        detail = f"does not answer ({type(error).__name__})"
+        return Part(name="blob store", ready=False, detail=detail)
+    return Part(name="blob store", ready=True, detail="answers")
+
+
+def _data_repository(settings: Settings) -> Part:
+    if not settings.writer_enabled:
+        return Part(name="data repository", ready=True, detail="not written by this process")
+    checkout = settings.data_repository_dir
+    if not (checkout / ".git").exists():
+        return Part(name="data repository", ready=False, detail="the checkout is not made yet")
+    found = Git(checkout / ".git", checkout).run("rev-parse", "--verify", "HEAD", check=False)
+    if found.code != 0:
+        return Part(name="data repository", ready=False, detail="the checkout has no commit")
+    return Part(name="data repository", ready=True, detail=f"at {found.stdout.strip()[:12]}")
+
+
+READY_PROBE = "ready-probe"
+"""A key no blob has: asking whether it exists is a round trip to the store."""
 
 
 def wait_until_healthy(

@@ -25,6 +25,8 @@ from app.github import webhooks as github_webhooks
 from app.github.tokens import InstallationTokens
 from app.http.bodies import BodyGuard
 from app.http.forwarded import ForwardedFor
+from app.observe import scrape
+from app.observe.requests import RequestObserver
 from app.publish import routes as publish_routes
 from app.reports import routes as reports_routes
 from app.runs import routes as runs_routes
@@ -62,9 +64,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # the body guard's refusals carry the security headers too.
     app.add_middleware(BodyGuard)
     install_security_headers(app, hsts=served.mode == "github" and is_https(served.public_url))
+    app.add_middleware(RequestObserver)
     app.add_middleware(ForwardedFor)
     mount_site(app, served.site_dir)
     app.include_router(health.router)
+    if served.metrics_enabled:
+        app.include_router(scrape.router)
     app.include_router(auth_routes.router)
     app.include_router(runs_routes.router)
     app.include_router(bench_routes.router)

@@ -117,11 +117,16 @@ class Settings(BaseSettings):
     )
     s3_part_size: int = Field(default=8 * 1024 * 1024, ge=5 * 1024 * 1024, le=5 * 1024**3)
 
+    # What an operator watches (app/observe/): the logs' format, and GET /metrics.
+    log_format: Literal["text", "json"] = "text"
+    metrics_enabled: bool = True
+
     data_repository_url: str | None = None
     writer_enabled: bool = True
     writer_batch_size: int = Field(default=100, ge=1, le=10_000)
     writer_max_attempts: int = Field(default=5, ge=1)
     writer_poll_interval: timedelta = Field(default=timedelta(seconds=5), gt=timedelta(0))
+    site_follow: bool = False
 
     # Regrading uploaded jobs (app/regrade/): a worker process runs the tasks' verifiers
     # again on the recorded outputs, in a sandbox.
@@ -228,6 +233,22 @@ class Settings(BaseSettings):
             )
         return value.rstrip("/")
 
+    @field_validator("security_contact")
+    @classmethod
+    def _check_security_contact(cls, value: str | None) -> str | None:
+        # Shown as a link to everyone: an address to write to, or a page over TLS.
+        if value is None:
+            return value
+        value = value.strip()
+        if re.fullmatch(r"[^@\s<>\"]+@[^@\s<>\"]+\.[^@\s<>\".]+", value) is None and not (
+            value.startswith("https://") and is_service_url(value)
+        ):
+            raise ValueError(
+                "use an email address (security@example.org) or an https:// page with no "
+                "user name, query or fragment"
+            )
+        return value
+
     @field_validator("s3_endpoint", "s3_public_endpoint")
     @classmethod
     def _check_s3_endpoint(cls, value: str | None) -> str | None:
@@ -260,22 +281,6 @@ class Settings(BaseSettings):
                 "that holds the blobs, made beforehand",
             )
         return self
-
-    @field_validator("security_contact")
-    @classmethod
-    def _check_security_contact(cls, value: str | None) -> str | None:
-        # Shown as a link to everyone: an address to write to, or a page over TLS.
-        if value is None:
-            return value
-        value = value.strip()
-        if re.fullmatch(r"[^@\s<>\"]+@[^@\s<>\"]+\.[^@\s<>\".]+", value) is None and not (
-            value.startswith("https://") and is_service_url(value)
-        ):
-            raise ValueError(
-                "use an email address (security@example.org) or an https:// page with no "
-                "user name, query or fragment"
-            )
-        return value
 
     @field_validator("database_url")
     @classmethod

@@ -328,6 +328,7 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("github-not-configured", 503, "The service lacks a GitHub setting this needs"),
         ("github-not-installed", 404, "The App is not installed on the repository"),
         ("github-request-failed", 502, "GitHub answered with an error"),
+        ("github-app-manifest-failed", 422, "The App could not be made from its manifest"),
     ),
     Area.OIDC: (
         ("oidc-token-invalid", 401, "The OIDC token is not a readable RS256 JWT"),

@@ -52,11 +52,14 @@ from pathlib import Path
 
 from tools.images import (
     PYTHON_BASE,
+    RUNNER,
+    SERVICE,
     TASK_BASE,
     BaseImage,
-    build_runner_image,
+    build_image,
     ensure_image,
     runner_tag,
+    service_tag,
 )
 from tools.shell import DockerUnavailableError, is_root, run, tail
 
@@ -342,6 +345,10 @@ def status(state: Path) -> str:
     return f"dockerd is running ({who}); {len(leases)} lease(s); log: {state / 'dockerd.log'}"
 
 
+OUR_IMAGES = {"runner-image": (RUNNER, runner_tag), "service-image": (SERVICE, service_tag)}
+"""The images `runner-image` and `service-image` build, each with its default tag."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tools.dockerhost", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -349,10 +356,11 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--python-base", action="store_true", help="build the runner's base too")
     commands.add_parser("down", help="stop the daemon `up` started, unless a lease holds it")
     commands.add_parser("status", help="say whether dockerd runs, and who started it")
-    image = commands.add_parser("runner-image", help="build the runner image on the local base")
-    image.add_argument("--tag", default=None, help="default: hbench-runner:<hbench version>")
-    image.add_argument("--no-cache", action="store_true", help="build every layer again")
-    image.add_argument("--rebuild", action="store_true", help="build even if its inputs match")
+    for name, what in (("runner-image", "runner"), ("service-image", "service")):
+        image = commands.add_parser(name, help=f"build the {what} image on the local base")
+        image.add_argument("--tag", default=None, help=f"default: hbench-{what}:<hbench version>")
+        image.add_argument("--no-cache", action="store_true", help="build every layer again")
+        image.add_argument("--rebuild", action="store_true", help="build even if its inputs match")
     args = parser.parse_args(argv)
     state = default_state_dir()
     try:
@@ -361,15 +369,17 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "down":
             print(down(state))
         else:
-            python_base = args.command == "runner-image" or args.python_base
+            ours = OUR_IMAGES.get(args.command)
+            python_base = ours is not None or args.python_base
             images = (TASK_BASE, PYTHON_BASE) if python_base else (TASK_BASE,)
             with locked(state):
                 docker, _ = prepare(state, keep=True, interactive=True, images=images)
-            if args.command == "runner-image":
+            if ours is not None:
                 # Outside the lock: the daemon is kept, and other users needn't wait.
-                tag = args.tag or runner_tag()
-                built = build_runner_image(
-                    docker, tag, no_cache=args.no_cache, rebuild=args.rebuild
+                built_image, default_tag = ours
+                tag = args.tag or default_tag()
+                built = build_image(
+                    docker, built_image, tag, no_cache=args.no_cache, rebuild=args.rebuild
                 )
                 print(f"{tag}: {'built' if built else 'up to date (built from the same inputs)'}")
             print(status(state))

@@ -1,7 +1,7 @@
 """Base images made from Debian's packages with debootstrap and `docker import`, since
 Docker Hub is out of reach, each labelled with the digest of its recipe so a machine
-builds it once; and the runner image, built on the local base and labelled with the
-digest of its inputs, so an image of the same inputs is reused."""
+builds it once; and our own images (the runner's, the service's), built on the local base
+and labelled with the digest of their inputs, so an image of the same inputs is reused."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hbench import __version__
 from tools.shell import DockerUnavailableError, is_root, run, tail
@@ -139,11 +140,28 @@ def build_base(docker: str, image: BaseImage, key: str) -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def runner_inputs_digest(base_key: str) -> str:
-    """The digest of what the runner image is built from: its base's recipe and every file
-    of its build context (caches aside)."""
+@dataclass(frozen=True)
+class BuiltImage:
+    """An image of ours built on a local base: its Dockerfile, and the files of the build
+    context it reads (the repository's .dockerignore lets in no more)."""
+
+    dockerfile: Path
+    inputs: tuple[str, ...]
+
+
+RUNNER = BuiltImage(RUNNER_DOCKERFILE, RUNNER_INPUTS)
+SERVICE = BuiltImage(
+    ROOT / "app" / "Dockerfile",
+    ("pyproject.toml", "README.md", ".dockerignore", "hbench", "registry", "app"),
+)
+"""The service image (`make service-image`, docs/deployment.md)."""
+
+
+def inputs_digest(image: BuiltImage, base_key: str) -> str:
+    """The digest of what an image is built from: its base's recipe and every file of its
+    build context (caches aside)."""
     digest = hashlib.sha256(base_key.encode())
-    for name in RUNNER_INPUTS:
+    for name in image.inputs:
         path = ROOT / name
         files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
         for file in files:
@@ -154,8 +172,13 @@ def runner_inputs_digest(base_key: str) -> str:
     return digest.hexdigest()
 
 
-def build_runner_image(
+def runner_inputs_digest(base_key: str) -> str:
+    return inputs_digest(RUNNER, base_key)
+
+
+def build_image(
     docker: str,
+    image: BuiltImage,
     tag: str,
     *,
     base: BaseImage = PYTHON_BASE,
@@ -163,14 +186,14 @@ def build_runner_image(
     rebuild: bool = False,
     log: Path | None = None,
 ) -> bool:
-    """Build the runner image on the local base, unless one of the same inputs is there;
+    """Build an image of ours on the local base, unless one of the same inputs is there;
     True if built. The build's output goes to `log`, or to this process's output."""
     ensure_image(docker, base)
-    digest = runner_inputs_digest(base.key())
+    digest = inputs_digest(image, base.key())
     if not (rebuild or no_cache) and image_label(docker, tag, INPUTS_LABEL) == digest:
         return False
     argv = [
-        docker, "build", "--file", str(RUNNER_DOCKERFILE), "--tag", tag,
+        docker, "build", "--file", str(image.dockerfile), "--tag", tag,
         "--build-arg", f"BASE={base.tag}", "--label", f"{INPUTS_LABEL}={digest}",
         *(["--no-cache"] if no_cache else []), str(ROOT),
     ]  # fmt: skip
@@ -185,6 +208,15 @@ def build_runner_image(
         where = f"; its output: {log}\n{tail(log, 30)}" if log else ""
         raise DockerUnavailableError(f"docker build of {tag} exited {built.returncode}{where}")
     return True
+
+
+def build_runner_image(docker: str, tag: str, **options: Any) -> bool:
+    """`build_image` of the runner image (actions/run/Dockerfile)."""
+    return build_image(docker, RUNNER, tag, **options)
+
+
+def service_tag() -> str:
+    return f"hbench-service:{__version__}"
 
 
 def runner_tag() -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -34,6 +35,7 @@ from app.checks.summary import UploadSize, fingerprint, job_summary
 from app.db.models import Job, JobStatus
 from app.db.session import Database
 from app.github.oidc import consume_jti
+from app.observe import metrics
 from app.publish.fingerprints import published_before
 from app.regrade.plan import RegradeInput, RegradeSetup, plan_regrade
 from app.regrade.service import new_regrade
@@ -171,19 +173,27 @@ async def accept_in_worker(
     workers: int,
 ) -> Stored:
     """`accept` in one of the process's `workers` upload workers, on the same database and
-    blob store; its refusal raised here as it was raised there."""
+    blob store; its refusal raised here as it was raised there, and counted here, in the
+    process whose metrics are scraped (`hbench_uploads`: accepted, or refused by code)."""
     extracted = replace(upload.extracted, root=upload.extracted.root.absolute())
     tasks_root = regrading.tasks_root.absolute() if regrading.tasks_root is not None else None
-    return await run_in_worker(
-        workers,
-        accept_with,
-        replace(upload, extracted=extracted),
-        Stores.of(database, blobs),
-        min_hbench_version=min_hbench_version,
-        max_redactions=max_redactions,
-        registry=registry,
-        regrading=replace(regrading, tasks_root=tasks_root),
-    )
+    started = time.perf_counter()
+    try:
+        stored = await run_in_worker(
+            workers,
+            accept_with,
+            replace(upload, extracted=extracted),
+            Stores.of(database, blobs),
+            min_hbench_version=min_hbench_version,
+            max_redactions=max_redactions,
+            registry=registry,
+            regrading=replace(regrading, tasks_root=tasks_root),
+        )
+    except HbenchError as refused:
+        metrics.upload_finished(started, refused.code)
+        raise
+    metrics.upload_finished(started, None)
+    return stored
 
 
 def accept_with(

@@ -93,6 +93,13 @@ class BackgroundWriter:
     `after_write`, if given, runs in the same thread after a round that committed
     something (the service rebuilds the site it serves), so it never sees the checkout
     in the middle of a batch.
+
+    A round whose writer lock another replica holds follows instead: it brings this
+    process's checkout to the data repository's head and, when the head moved, runs
+    `after_write`, so every replica serves the site of the latest commit whoever wrote
+    it. With `writes` off (`HBENCH_WRITER_ENABLED=false`, `HBENCH_SITE_FOLLOW=true`: a
+    replica beside a writer of its own) every round follows, the first one at start, so
+    a replica that restarts serves the current site at once.
     """
 
     def __init__(
@@ -101,10 +108,13 @@ class BackgroundWriter:
         *,
         poll_interval: float,
         after_write: Callable[[], object] | None = None,
+        writes: bool = True,
     ) -> None:
         self.writer = writer
         self.poll_interval = poll_interval
         self.after_write = after_write
+        self.writes = writes
+        self._followed: str | None = None
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hbench-datarepo-writer")
@@ -138,17 +148,39 @@ class BackgroundWriter:
         """One round; False when it failed (the next round waits longer). `rebuild` runs
         `after_write` even when the round committed nothing."""
         try:
+            if not self.writes:
+                self._follow()
+                return True
             with writer_lock(self.writer.database, wait=0):
                 report = self.writer.drain(self._stopping)
+            self._followed = None  # this process wrote: the next follow rebuilds if moved
             if (report.commits or rebuild) and self.after_write is not None:
                 self.after_write()
         except HbenchError as error:
-            if error.code == "datarepo-writer-busy":  # another replica's turn
-                return True
+            if error.code == "datarepo-writer-busy":  # another replica's turn: follow it
+                return self._follow_quietly()
             log.warning("data-repo writer: %s", error.detail)
             return False
         except Exception:
             log.exception("data-repo writer failed; it tries again on its next round")
+            return False
+        return True
+
+    def _follow(self) -> None:
+        """Bring the checkout to the data repository's head; rebuild the site if it moved."""
+        checkout = self.writer.checkout
+        checkout.ensure()
+        head = checkout.sync()
+        if head != self._followed:
+            if self.after_write is not None:
+                self.after_write()
+            self._followed = head
+
+    def _follow_quietly(self) -> bool:
+        try:
+            self._follow()
+        except HbenchError as error:
+            log.warning("data-repo follower: %s", error.detail)
             return False
         return True
 
@@ -158,7 +190,7 @@ def start_background_writer(
 ) -> BackgroundWriter | None:
     """Start the service's writer, unless the settings turn it off or, in GitHub mode,
     there is no token provider to push with yet."""
-    if not settings.writer_enabled:
+    if not settings.writer_enabled and not settings.site_follow:
         return None
     if settings.mode == "github" and tokens is None:
         log.warning("data-repo writer not started: GitHub mode needs the App's installation tokens")
@@ -167,6 +199,7 @@ def start_background_writer(
         writer_for(settings, database, tokens),
         poll_interval=settings.writer_poll_interval.total_seconds(),
         after_write=partial(rebuild_site, settings),
+        writes=settings.writer_enabled,
     )
     writer.start()
     return writer

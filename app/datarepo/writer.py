@@ -35,6 +35,7 @@ from app.datarepo.changes import (
 from app.datarepo.checkout import Checkout
 from app.db.models import OutboxEntry, utcnow
 from app.db.session import Database
+from app.observe import metrics
 from hbench.errors import HbenchError
 from registry.datarepo.state import Change
 
@@ -135,7 +136,14 @@ class Writer:
         outcome = self._commit_and_push(batch, head)
         failed = {**invalid, **outcome.failed}
         self._record(entries, outcome.applied, failed, report)
+        metrics.writer_batch(
+            committed=outcome.commit is not None, applied=len(outcome.applied), failed=len(failed)
+        )
         if outcome.commit is not None:
+            log.info(
+                "pushed %s to the data repository: %s change(s) applied, %s failed",
+                outcome.commit[:12], len(outcome.applied), len(failed),
+            )  # fmt: skip
             report.commits += 1
             # Pushed straight onto the head whose history was read: the next batch need
             # not read this commit's trailers, they are the changes just recorded.

@@ -67,6 +67,10 @@ class EventRouter:
 
         return decorate
 
+    def events(self) -> set[str]:
+        """The events some handler is registered for (what the App subscribes to)."""
+        return {event for event, _ in self._handlers}
+
     def handlers_for(self, event: Event) -> list[Handler]:
         handlers = list(self._handlers.get((event.name, None), []))
         if event.action is not None:

@@ -2,20 +2,16 @@
 
 GitHub sends the OAuth sign-in's one-time `code` and its `state` back in the callback's
 query string, and uvicorn's access log writes every request's path with its query. The
-filter, installed on uvicorn's access logger by `hbench-app serve` (`server.py`), drops
+filter, installed on uvicorn's access logger by `hbench-app serve` (`app.observe.logs`), drops
 the callback's query whole, and anywhere else replaces the value of a parameter named like
 a credential, or that looks like a key or one of the service's tokens, with `[REDACTED]`.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
 import re
-from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
-
-import uvicorn.config
 
 from app.auth.sessions import CALLBACK_PATH
 from app.uploads.redact import REDACTED, redact_text
@@ -64,12 +60,3 @@ class AccessQueryFilter(logging.Filter):
                     *args[PATH_ARGUMENT + 1 :],
                 )
         return True
-
-
-def log_config() -> dict[str, Any]:
-    """uvicorn's own logging configuration, with the filter on its access logger (on the
-    logger, so every handler of it sees only filtered lines)."""
-    config: dict[str, Any] = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
-    config.setdefault("filters", {})["access-query"] = {"()": AccessQueryFilter}
-    config["loggers"]["uvicorn.access"]["filters"] = ["access-query"]
-    return config

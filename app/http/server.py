@@ -2,7 +2,8 @@
 
 Forwarded addresses are believed only from `HBENCH_TRUSTED_PROXIES` (uvicorn would
 otherwise believe `X-Forwarded-For` from 127.0.0.1, or from `FORWARDED_ALLOW_IPS`), and
-the access log's query strings are filtered (`access_log.py`).
+the access log's query strings are filtered (`access_log.py`); the app's own lines are
+logged beside uvicorn's, as text or JSON, each with its request's id (`app.observe.logs`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.config import STARTUP_FAILURE
 
-from app.http.access_log import log_config
+from app.observe.logs import log_config
 from app.settings import Settings
 
 
@@ -26,7 +27,7 @@ def server_config(app: FastAPI, settings: Settings, **options: Any) -> uvicorn.C
         app,
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies,
-        log_config=log_config(),
+        log_config=log_config(settings.log_format),
         **options,
     )
 

@@ -11,10 +11,11 @@ rest, user tokens (`ghu_…`) for `GET /user`.
 from __future__ import annotations
 
 import base64
+import json
 import secrets
 from datetime import UTC, datetime
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
 import jwt
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
@@ -272,6 +273,22 @@ def rest_router(fake: FakeGitHub) -> APIRouter:
             "content": base64.encodebytes(content).decode(),
         }
 
+    @router.post("/app-manifests/{code}/conversions", status_code=201)
+    def manifest_conversion(code: str) -> dict[str, Any]:
+        """The new App's credentials, once per code (no authentication, as on GitHub)."""
+        manifest = fake.manifests.pop(code, None)
+        if manifest is None:
+            raise fail(404, "Not Found")
+        slug = str(manifest.get("name", "app")).lower()
+        return {
+            "id": fake.app.id, "slug": slug, "name": manifest.get("name"),
+            "html_url": f"{fake.url}/apps/{slug}",
+            "pem": fake.app.private_key_pem, "webhook_secret": fake.app.webhook_secret,
+            "client_id": fake.app.client_id, "client_secret": fake.app.client_secret,
+            "permissions": manifest.get("default_permissions"),
+            "events": manifest.get("default_events"),
+        }  # fmt: skip
+
     @router.get("/user")
     def authenticated_user(request: Request) -> Any:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -300,6 +317,20 @@ def oauth_router(fake: FakeGitHub) -> APIRouter:
         fake.grants[code] = OAuthGrant(fake.signing_in, client_id, redirect_uri)
         query = {"code": code, "state": state}
         return RedirectResponse(f"{redirect_uri}?{urlencode(query)}", status_code=302)
+
+    @router.post("/settings/apps/new")
+    @router.post("/organizations/{org}/settings/apps/new")
+    async def new_app(request: Request, state: str = "", org: str | None = None) -> Response:
+        """GitHub's manifest flow, as the signed-in person who presses "Create": the App
+        is made at once and the browser sent to the manifest's `redirect_url`."""
+        form = parse_qs((await request.body()).decode())
+        manifest = json.loads((form.get("manifest") or ["{}"])[0])
+        if not isinstance(manifest, dict) or "redirect_url" not in manifest:
+            raise fail(422, "the manifest needs a redirect_url")
+        code = secrets.token_hex(10)
+        fake.manifests[code] = manifest
+        query = {"code": code, "state": state}
+        return RedirectResponse(f"{manifest['redirect_url']}?{urlencode(query)}", status_code=302)
 
     @router.post("/login/oauth/access_token")
     async def access_token(request: Request) -> dict[str, Any]:

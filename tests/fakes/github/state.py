@@ -213,6 +213,9 @@ class FakeGitHub:
         self.grants: dict[str, OAuthGrant] = {}
         self.seen: list[Seen] = []
         self.blobs: dict[str, bytes] = {}  # git blob sha -> content
+        # The manifest flow: each code GitHub sent a browser back with, to the manifest it
+        # made an App of (one code, one conversion).
+        self.manifests: dict[str, dict[str, object]] = {}
         # Installation tokens to hand out next, in order, before random ones: a test that
         # serves git over HTTP must know the token its server will take.
         self.next_installation_tokens: list[str] = []

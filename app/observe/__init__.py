@@ -1,0 +1,1 @@
+"""What an operator watches: Prometheus metrics, request ids and the logs' format."""

@@ -1,0 +1,63 @@
+"""The service's Prometheus metrics (`prometheus-client`); `app.observe.scrape` serves them.
+
+Counters and histograms live in this process and count from its start: requests (by
+method, route template and status, `app.observe.requests`), uploads once unpacked (by
+outcome and rule code: the checks' refusals, counted in the server as the upload workers
+answer) and their time, and the data-repository writer's batches. What the database
+knows (the outbox's backlog, jobs by status) is read as the endpoint is scraped, so every
+replica reports the same figures for it.
+
+With several worker processes behind one port, each answers a scrape with its own
+counters; scrape each replica, not a balancer in front of them (docs/deployment.md).
+"""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import Counter, Gauge, Histogram
+
+REQUESTS = Counter("hbench_http_requests", "Requests answered.", ["method", "route", "status"])
+REQUEST_SECONDS = Histogram(
+    "hbench_http_request_seconds", "Time to answer a request.", ["method", "route"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+)  # fmt: skip
+UPLOADS = Counter(
+    "hbench_uploads", "Uploads handled: accepted, or refused with a rule code.",
+    ["outcome", "code"],
+)  # fmt: skip
+UPLOAD_SECONDS = Histogram(
+    "hbench_upload_seconds", "Time to check, redact and store an upload once it is unpacked.",
+    buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300),
+)  # fmt: skip
+WRITER_ROUNDS = Counter(
+    "hbench_writer_batches", "Data-repository writer batches, by outcome.", ["outcome"]
+)
+WRITER_CHANGES = Counter(
+    "hbench_writer_changes", "Outbox changes the writer applied or failed.", ["outcome"]
+)
+WRITER_LAST_COMMIT = Gauge(
+    "hbench_writer_last_commit_timestamp_seconds",
+    "When this process's writer last pushed a commit (Unix time; 0 before the first).",
+)
+OUTBOX_PENDING = Gauge("hbench_outbox_pending", "Outbox changes waiting for the writer.")
+OUTBOX_GIVEN_UP = Gauge("hbench_outbox_given_up", "Outbox changes the writer gave up on.")
+OUTBOX_OLDEST = Gauge(
+    "hbench_outbox_oldest_pending_seconds", "Age of the oldest waiting change (0 when none)."
+)
+JOBS = Gauge("hbench_jobs", "Stored jobs, by status.", ["status"])
+
+
+def upload_finished(started: float, code: str | None) -> None:
+    """Count an upload that ended: accepted (`code` None) or refused with `code`."""
+    UPLOADS.labels("accepted" if code is None else "refused", code or "").inc()
+    UPLOAD_SECONDS.observe(time.perf_counter() - started)
+
+
+def writer_batch(*, committed: bool, applied: int, failed: int) -> None:
+    """Count a writer batch and the changes it applied or failed."""
+    WRITER_ROUNDS.labels("committed" if committed else "nothing-new").inc()
+    WRITER_CHANGES.labels("applied").inc(applied)
+    WRITER_CHANGES.labels("failed").inc(failed)
+    if committed:
+        WRITER_LAST_COMMIT.set(time.time())
