@@ -23,6 +23,7 @@ from registry.datarepo.state import (
     Change,
     RepoState,
     count_issued_run,
+    delete_run_files,
     open_board,
     publish_run,
     recompute_all,
@@ -166,6 +167,28 @@ def test_withdrawn_and_taken_down_runs_leave_the_score_but_stay_counted() -> Non
         PublishedRun.model_validate_json(again.files[layout.run_file("hbench-demo", "r3")]).status
         == "taken_down"
     )
+
+
+def test_a_runs_deleted_files_leave_its_score_and_are_marked_once() -> None:
+    state = publish_run(
+        initial_state(), make_run("r1", DEMO, download="/api/bench/jobs/r1/download"),
+        Change("c1", T0),
+    )  # fmt: skip
+    before = rows(state)
+    later = datetime(2026, 10, 2, 9, 0, tzinfo=UTC)
+
+    deleted = delete_run_files(state, "hbench-demo", "r1", Change("c2", later))
+
+    record = PublishedRun.model_validate_json(deleted.files[layout.run_file("hbench-demo", "r1")])
+    assert (record.status, record.files_deleted_at, record.download) == ("public", later, None)
+    assert rows(deleted) == before  # the score stays as it was
+    assert [e["action"] for e in audit_lines(deleted)] == ["publish", "delete_files"]
+    assert delete_run_files(deleted, "hbench-demo", "r1", Change("c2", later)) == deleted
+    # A record written before the field keeps its bytes: the field is left out while unset.
+    assert "filesDeletedAt" not in state.files[layout.run_file("hbench-demo", "r1")]
+    with pytest.raises(HbenchError) as missing:
+        delete_run_files(initial_state(), "hbench-demo", "r404", Change("c3", later))
+    assert missing.value.code == "datarepo-run-not-found"
 
 
 def test_the_audit_log_cannot_name_a_reporter() -> None:
