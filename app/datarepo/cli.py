@@ -23,6 +23,7 @@ from app.datarepo.repo_init import create_data_repository, initial_files
 from app.datarepo.service import writer_for
 from app.datarepo.writer import DrainReport, Writer
 from app.db.migrate import migrated_database
+from app.github.tokens import InstallationTokens
 from app.site.workflow import pages_workflow_files
 from hbench.cli.output import handled
 
@@ -66,7 +67,9 @@ def write(
         settings = settings_for(state_dir)
         database = migrated_database(settings)
         try:
-            writer = writer_for(settings, database)
+            # In GitHub mode it pushes with the App's installation tokens, as the service's
+            # own writer does: the deployment's writer process (docs/deployment.md).
+            writer = writer_for(settings, database, InstallationTokens.from_settings(settings))
             if once:
                 _write_once(writer, wait)
                 return
