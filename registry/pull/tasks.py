@@ -105,11 +105,22 @@ def _text(row: dict[str, Any], name: str) -> str:
 
 
 def _choices(mapping: RowMapping, row: dict[str, Any]) -> list[str]:
+    return _options(mapping, row)[0]
+
+
+def _options(mapping: RowMapping, row: dict[str, Any]) -> tuple[list[str], list[str] | None]:
+    """The options' texts, and their labels when the field is a `{text, label}` struct (the
+    Hub's shape for ARC, whose answer is a label such as `B` or `3`)."""
     assert mapping.choices is not None  # noqa: S101 - the schema requires it for this grading
     value = _field(row, mapping.choices)
+    labels = None
+    if isinstance(value, dict) and isinstance(value.get("text"), list):
+        value, labels = value["text"], value.get("label")
+        if not isinstance(labels, list) or len(labels) != len(value):
+            raise _RowError(f"field {mapping.choices!r} has no label for each option")
     if not isinstance(value, list) or not value or len(value) > len(LETTERS):
         raise _RowError(f"field {mapping.choices!r} is not a list of 1 to 26 options")
-    return [str(option) for option in value]
+    return [str(option) for option in value], None if labels is None else [str(x) for x in labels]
 
 
 def _expected(mapping: RowMapping, row: dict[str, Any]) -> dict[str, Any]:
@@ -130,7 +141,7 @@ def _expected(mapping: RowMapping, row: dict[str, Any]) -> dict[str, Any]:
         "answerFile": ANSWER_FILE,
     }
     if mapping.grading == "multiple_choice":
-        expected["answer"] = _letter(answer, _choices(mapping, row))
+        expected["answer"] = _letter(answer, *_options(mapping, row))
     if mapping.grading == "numeric" and _number(expected["answer"]) is None:
         raise _RowError(f"answer {answer!r} holds no number")
     return expected
@@ -147,8 +158,11 @@ def _answer(mapping: RowMapping, row: dict[str, Any]) -> str:
     return found.group(1).strip()
 
 
-def _letter(answer: str, choices: list[str]) -> str:
-    """The expected option's letter, from a letter, a 0-based index, or the option's text."""
+def _letter(answer: str, choices: list[str], labels: list[str] | None = None) -> str:
+    """The expected option's letter, from the option's label, a letter, a 0-based index, or
+    the option's text."""
+    if labels is not None and answer in labels:
+        return LETTERS[labels.index(answer)]
     if len(answer) == 1 and answer.upper() in LETTERS[: len(choices)]:
         return answer.upper()
     if answer.isdigit() and int(answer) < len(choices):

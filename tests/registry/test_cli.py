@@ -62,7 +62,7 @@ def test_search_reads_the_bundled_registry_by_default() -> None:
 
 
 def test_search_prints_one_line_per_benchmark() -> None:
-    result = runner.invoke(app, ["search", "--harbor-only", "--axis", "science"])
+    result = runner.invoke(app, ["search", "gpqa", "--harbor-only", "--axis", "science"])
     assert result.exit_code == 0
     assert result.output.splitlines() == [
         "gpqa-diamond\tGPQA Diamond\tadapter\tgpqa-diamond@1.0\taccuracy\t198 tasks"

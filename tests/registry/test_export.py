@@ -33,7 +33,7 @@ def test_records_carry_the_fields_the_skill_document_names() -> None:
     assert [b["slug"] for b in record["boards"]] == ["swe-bench-verified-gpt-5"]
     model = json.loads(files["m/gpt-5.json"])
     assert model["price"]["outputPerMtok"] == 10.0
-    assert json.loads(files["b/mmlu-pro.json"])["commands"] == []
+    assert json.loads(files["b/ifeval.json"])["commands"] == []
 
 
 def test_the_export_is_stable() -> None:
@@ -62,9 +62,12 @@ def slugs(found: list[IndexEntry]) -> list[str]:
 
 def test_search_matches_words_axes_and_harbor_status() -> None:
     index = Index.model_validate_json(export_registry(load_registry())["index.json"])
-    assert slugs(search(index, "swe")) == ["swe-bench-pro", "swe-bench-verified"]
-    assert "mmlu-pro" in slugs(search(index, "mmlu"))
-    assert "mmlu-pro" not in slugs(search(index, "mmlu", harbor_only=True))
-    assert slugs(search(index, axis="math")) == ["aime"]
+    assert slugs(search(index, "swe")) == [
+        "swe-bench", "swe-bench-multilingual", "swe-bench-pro", "swe-bench-verified",
+    ]  # fmt: skip
+    assert slugs(search(index, "mmlu")) == ["mmlu", "mmlu-pro"]
+    assert "ifeval" in slugs(search(index, "instruction"))
+    assert "ifeval" not in slugs(search(index, "instruction", harbor_only=True))
+    assert slugs(search(index, axis="math")) == ["aime", "gsm8k", "math-500"]
     assert len(search(index, limit=3)) == 3
     assert search(index, "no-such-thing") == []
