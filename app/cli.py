@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from typing import Annotated
 
@@ -12,13 +13,14 @@ from app.cli_state import StateDir, settings_for
 from app.datarepo.cli import data_repo
 from app.db.migrate import current_revision, head_revision, migrated_database
 from app.github.cli import github_app
+from app.http.server import APP_FACTORY, server_config
 from app.http.server import run as run_server
-from app.http.server import server_config
 from app.main import create_app
+from app.observe.metrics import MULTIPROCESS_VARIABLE, fresh_metrics_dir
 from app.publish.cli import maintenance
 from app.regrade.cli import embedded_worker, regrade
 from app.reports.cli import deny, reports
-from app.settings import is_login
+from app.settings import env_name, is_login
 from app.site.cli import site
 
 app = typer.Typer(
@@ -49,6 +51,9 @@ def serve(
     """Start the service (local mode unless HBENCH_MODE says otherwise), and its regrade
     worker as a process of its own (unless HBENCH_REGRADE_WORKER=separate).
 
+    It answers with HBENCH_WORKERS processes: by default one on SQLite, one per core on
+    PostgreSQL.
+
     On first start this creates the state directory, its SQLite database and its blob
     folder; every start brings the database up to the newest schema. Behind a proxy, set
     HBENCH_TRUSTED_PROXIES to its address, or no forwarded client address is believed.
@@ -65,8 +70,17 @@ def serve(
     # this one, so the worker is stopped too (the default handler would end the process
     # before the block below could stop it).
     signal.signal(signal.SIGTERM, _stop)
+    workers = settings.serve_workers
     with embedded_worker(settings):
-        run_server(server_config(create_app(settings), settings, host=host, port=port))
+        if workers == 1:
+            run_server(server_config(create_app(settings), settings, host=host, port=port))
+            return
+        # Each worker builds its app from the environment: this one, with the state
+        # directory given here, and their metrics shared through files (app/observe/).
+        os.environ[env_name("state_dir")] = str(settings.state_dir.resolve())
+        os.environ[MULTIPROCESS_VARIABLE] = str(fresh_metrics_dir(settings))
+        config = server_config(APP_FACTORY, settings, host=host, port=port, workers=workers)
+        run_server(config)
 
 
 def _stop(signum: int, frame: object) -> None:

@@ -8,6 +8,7 @@ explained in `docs/settings.md` (held to this class by `tests/app/test_settings.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from datetime import timedelta
 from functools import cache
@@ -116,6 +117,9 @@ class Settings(BaseSettings):
         default=timedelta(seconds=60), ge=timedelta(seconds=1), le=timedelta(days=7)
     )
     s3_part_size: int = Field(default=8 * 1024 * 1024, ge=5 * 1024 * 1024, le=5 * 1024**3)
+
+    # How many processes `hbench-app serve` answers requests with (None: see `serve_workers`).
+    workers: int | None = Field(default=None, ge=1, le=64)
 
     # What an operator watches (app/observe/): the logs' format, and GET /metrics.
     log_format: Literal["text", "json"] = "text"
@@ -330,6 +334,17 @@ class Settings(BaseSettings):
     def regrade_dir(self) -> Path:
         """Where the regrade worker unpacks each job and grades it, removed after."""
         return self.state_dir / "regrades"
+
+    @property
+    def serve_workers(self) -> int:
+        """`workers`, or by default one process on SQLite (the embedded default, where a
+        second process only waits for the database's one writer) and one per core on a
+        database server."""
+        if self.workers is not None:
+            return self.workers
+        if self.effective_database_url.startswith("sqlite"):
+            return 1
+        return max(1, os.cpu_count() or 1)
 
     @property
     def data_repository_dir(self) -> Path:

@@ -15,26 +15,40 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 from uvicorn.config import STARTUP_FAILURE
+from uvicorn.supervisors import Multiprocess
 
 from app.observe.logs import log_config
 from app.settings import Settings
 
+APP_FACTORY = "app.main:create_app"
+"""What each of several worker processes builds its app with, from the environment."""
+WORKER_ANSWER_SECONDS = 60
+"""How long a worker may take to start, or to answer the supervisor's check, before it is
+replaced: uvicorn's 5 s is less than importing the app takes on a busy small machine."""
 
-def server_config(app: FastAPI, settings: Settings, **options: Any) -> uvicorn.Config:
-    """The uvicorn configuration for `app`; `options` (host, port, log level) pass on."""
+
+def server_config(app: FastAPI | str, settings: Settings, **options: Any) -> uvicorn.Config:
+    """The uvicorn configuration for `app` (the app, or with `workers` over one the factory's
+    import path, `APP_FACTORY`); `options` (host, port, workers, log level) pass on."""
     proxies = list(settings.trusted_proxies)
     return uvicorn.Config(
         app,
+        factory=isinstance(app, str),
         proxy_headers=bool(proxies),
         forwarded_allow_ips=proxies,
         log_config=log_config(settings.log_format),
+        timeout_worker_healthcheck=WORKER_ANSWER_SECONDS,
         **options,
     )
 
 
 def run(config: uvicorn.Config) -> None:
-    """Serve until stopped, as `uvicorn.run` does with one process (which takes no Config):
-    Ctrl-C ends it quietly, and a server that never started exits with uvicorn's code."""
+    """Serve until stopped, as `uvicorn.run` does (which takes no Config): several workers
+    on one socket under uvicorn's supervisor, which restarts one that dies; or one process,
+    which Ctrl-C ends quietly and which exits with uvicorn's code if it never started."""
+    if config.workers > 1:
+        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        return
     server = uvicorn.Server(config)
     with contextlib.suppress(KeyboardInterrupt):
         server.run()

@@ -7,15 +7,26 @@ answer) and their time, and the data-repository writer's batches. What the datab
 knows (the outbox's backlog, jobs by status) is read as the endpoint is scraped, so every
 replica reports the same figures for it.
 
-With several worker processes behind one port, each answers a scrape with its own
-counters; scrape each replica, not a balancer in front of them (docs/deployment.md).
+With several worker processes behind one port (`HBENCH_WORKERS`), `hbench-app serve`
+points prometheus-client's multiprocess mode at a folder of the state directory, so any
+worker answers a scrape with every worker's figures. Replicas are scraped one by one, not
+through a balancer in front of them (docs/deployment.md).
 """
 
 from __future__ import annotations
 
+import shutil
 import time
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from prometheus_client import Counter, Gauge, Histogram
+
+if TYPE_CHECKING:
+    from app.settings import Settings
+
+MULTIPROCESS_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+"""prometheus-client's own variable: where each process keeps its figures' files."""
 
 REQUESTS = Counter("hbench_http_requests", "Requests answered.", ["method", "route", "status"])
 REQUEST_SECONDS = Histogram(
@@ -39,13 +50,22 @@ WRITER_CHANGES = Counter(
 WRITER_LAST_COMMIT = Gauge(
     "hbench_writer_last_commit_timestamp_seconds",
     "When this process's writer last pushed a commit (Unix time; 0 before the first).",
+    multiprocess_mode="max",
 )
-OUTBOX_PENDING = Gauge("hbench_outbox_pending", "Outbox changes waiting for the writer.")
-OUTBOX_GIVEN_UP = Gauge("hbench_outbox_given_up", "Outbox changes the writer gave up on.")
+# Read from the database as a scrape comes: of several workers', the newest reading.
+OUTBOX_PENDING = Gauge(
+    "hbench_outbox_pending", "Outbox changes waiting for the writer.",
+    multiprocess_mode="mostrecent",
+)  # fmt: skip
+OUTBOX_GIVEN_UP = Gauge(
+    "hbench_outbox_given_up", "Outbox changes the writer gave up on.",
+    multiprocess_mode="mostrecent",
+)  # fmt: skip
 OUTBOX_OLDEST = Gauge(
-    "hbench_outbox_oldest_pending_seconds", "Age of the oldest waiting change (0 when none)."
-)
-JOBS = Gauge("hbench_jobs", "Stored jobs, by status.", ["status"])
+    "hbench_outbox_oldest_pending_seconds", "Age of the oldest waiting change (0 when none).",
+    multiprocess_mode="mostrecent",
+)  # fmt: skip
+JOBS = Gauge("hbench_jobs", "Stored jobs, by status.", ["status"], multiprocess_mode="mostrecent")
 
 
 def upload_finished(started: float, code: str | None) -> None:
@@ -61,3 +81,11 @@ def writer_batch(*, committed: bool, applied: int, failed: int) -> None:
     WRITER_CHANGES.labels("failed").inc(failed)
     if committed:
         WRITER_LAST_COMMIT.set(time.time())
+
+
+def fresh_metrics_dir(settings: Settings) -> Path:
+    """The multiprocess mode's folder, emptied: figures count from this start."""
+    folder = settings.state_dir / "metrics"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True, mode=0o700)
+    return folder

@@ -3,16 +3,29 @@ with what the database knows read as it is scraped."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 
 from fastapi import APIRouter, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    generate_latest,
+    multiprocess,
+)
 from sqlalchemy import func, select
 
 from app.datarepo import outbox
 from app.db.models import Job
 from app.dependencies import DatabaseDep, SettingsDep
-from app.observe.metrics import JOBS, OUTBOX_GIVEN_UP, OUTBOX_OLDEST, OUTBOX_PENDING
+from app.observe.metrics import (
+    JOBS,
+    MULTIPROCESS_VARIABLE,
+    OUTBOX_GIVEN_UP,
+    OUTBOX_OLDEST,
+    OUTBOX_PENDING,
+)
 
 router = APIRouter(tags=["service"])
 
@@ -35,7 +48,16 @@ def scrape(database: DatabaseDep, settings: SettingsDep) -> Response:
     OUTBOX_OLDEST.set(_age(oldest))
     for status, count in jobs.items():
         JOBS.labels(status).set(count)
-    return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+    return Response(generate_latest(_registry()), media_type=CONTENT_TYPE_LATEST)
+
+
+def _registry() -> CollectorRegistry:
+    """This process's figures, or with several workers every worker's, from their files."""
+    if MULTIPROCESS_VARIABLE not in os.environ:
+        return REGISTRY
+    combined = CollectorRegistry()
+    multiprocess.MultiProcessCollector(combined)  # type: ignore[no-untyped-call]  # untyped upstream
+    return combined
 
 
 def _age(oldest: datetime | None) -> float:
