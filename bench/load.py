@@ -13,6 +13,7 @@ in its owner's runs, and every published job's run exactly once in the data repo
     .venv/bin/python bench/load.py                       # 100 clients for 60 s, SQLite
     .venv/bin/python bench/load.py --clients 20 --seconds 5
     .venv/bin/python bench/load.py --database-url postgresql+psycopg://…/load
+    .venv/bin/python bench/load.py --database-url … --workers 2   # HBENCH_WORKERS
 
 Exits 1 on any error or anything missing or doubled afterwards.
 """
@@ -345,12 +346,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--accounts", type=int, default=200, help="each is issued 10 runs")
     parser.add_argument("--publishes", type=int, default=200, help="distinct jobs to publish")
     parser.add_argument("--database-url", help="a PostgreSQL URL (default: SQLite)")
+    parser.add_argument("--workers", type=int, default=1, help="the service's processes")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-load-") as scratch:
         folder = Path(scratch)
         print("running the demo job with hbench run …", flush=True)
         job = run_demo_job(folder)
-        env = {WRITER_POLL: "1"}
+        env = {WRITER_POLL: "1", "HBENCH_WORKERS": str(args.workers)}
         with running_service(folder / "state", database_url=args.database_url, env=env) as service:
             print(f"making {args.accounts} accounts and {args.publishes} jobs …", flush=True)
             work, ledger = prepare(
@@ -364,6 +366,7 @@ def main(argv: list[str] | None = None) -> int:
             if ledger.errors:
                 print_failures(service.log)
     backend = "PostgreSQL" if args.database_url else "SQLite"
+    backend += f", {args.workers} worker{'s' if args.workers > 1 else ''}"
     return report(ledger, problems, args.clients, backend)
 
 
