@@ -156,7 +156,9 @@ def main() -> int:
             pulled = root / f"pulled-{i}"
             pulls.append(timed_pull(source, pulled))
             files = {
-                p.relative_to(pulled): p.read_bytes() for p in pulled.rglob("*") if p.is_file()
+                p.relative_to(pulled).as_posix(): p.read_bytes()
+                for p in pulled.rglob("*")
+                if p.is_file()
             }
             loops.append(timed_plain_loop(files, root / f"plain-{i}"))
             shutil.rmtree(pulled)
