@@ -58,9 +58,12 @@ router = APIRouter(prefix="/api/bench", tags=["your bench"], lifespan=prepare_up
     description="Send a `.tar.gz` of one job folder as the body, `content-type: "
     "application/gzip`, at most 95 MiB (512 MiB unpacked), with `authorization: Bearer "
     "hpg_…` or, for an issued run, `hpg-run-token: hpr_…`. The service checks the files "
-    "against the job's manifest, then runs its rule table; a refusal lists every failure. "
-    "An accepted job has key-like values replaced with `[REDACTED]` and is stored "
-    "privately on Your bench until you publish it.",
+    "against the job's manifest, then runs its rule tables; a refusal lists every failure "
+    "of the rules that decide whether a job may be stored. An accepted job has key-like "
+    "values replaced with `[REDACTED]` and is stored privately on Your bench until you "
+    "publish it; when it fits no board (a prompt without an issued run, tasks from a "
+    "folder, an environment no board allows, a copy of a job that counted), `boards.notes` "
+    "says why, and publishing it is refused with that code.",
     status_code=status.HTTP_201_CREATED,
     response_model=UploadAccepted,
     responses=error_responses(
@@ -72,7 +75,6 @@ router = APIRouter(prefix="/api/bench", tags=["your bench"], lifespan=prepare_up
         Area.CONSISTENCY,
         Area.MANIFEST,
         Area.CHECK,
-        "board-environment-refused",
         "bench-published-before",
         "request-invalid",
     ),
@@ -97,7 +99,9 @@ async def upload_job(
         request, uploader, settings=settings, database=database, blobs=blobs,
         registry=registry, clock=clock,
     )  # fmt: skip
-    return UploadAccepted.from_row(stored.row, policy=policy_of(settings), now=clock())
+    return UploadAccepted.from_row(
+        stored.row, stored.counted, policy=policy_of(settings), now=clock()
+    )
 
 
 async def take_upload(
@@ -193,7 +197,12 @@ def list_jobs(
 ) -> JobList:
     rows = service.list_jobs(session, account.id, limit)
     policy, now = policy_of(settings), clock()
-    return JobList(jobs=[JobInfo.from_row(row, policy=policy, now=now) for row in rows])
+    return JobList(
+        jobs=[
+            JobInfo.from_row(row, service.counted_before(session, row), policy=policy, now=now)
+            for row in rows
+        ]
+    )
 
 
 @router.get(
@@ -210,4 +219,5 @@ def get_job(
     clock: ClockDep,
 ) -> JobDetail:
     row = service.get_job(session, account.id, job_id)
-    return JobDetail.from_row(row, policy=policy_of(settings), now=clock())
+    counted = service.counted_before(session, row)
+    return JobDetail.from_row(row, counted, policy=policy_of(settings), now=clock())

@@ -37,7 +37,8 @@ class CheckResult(BaseModel):
 
 
 class BoardNote(BaseModel):
-    """Why the job fits no board; not a refusal."""
+    """Why the job fits no board; not a refusal of the upload, but publishing the job is
+    refused with this code."""
 
     code: str = Field(examples=["board-local-tasks"])
     message: str
@@ -55,7 +56,21 @@ class JobBoards(BaseModel):
         description="The slug of the new board publishing would open, when the job fits "
         "no existing one.",
     )
-    notes: list[BoardNote] = Field(description="Why the job fits no board, when it fits none.")
+    notes: list[BoardNote] = Field(
+        description="Why the job fits no board, when it fits none: each board rule it failed "
+        "(a prompt without an issued run, tasks from a folder, an environment no board "
+        "allows, …), or `bench-published-before` for a copy of a job that counted already."
+    )
+
+
+def job_boards(placed: dict[str, Any], counted: Problem | None) -> JobBoards:
+    """The boards as the upload found them; none, for a copy of a job that counted."""
+    notes = [BoardNote(**note) for note in placed["notes"]]
+    if counted is not None:
+        note = BoardNote(code=counted.code, message=counted.message)
+        return JobBoards(fits=[], opens=None, notes=[note, *notes])
+    opens = placed.get("opens")
+    return JobBoards(fits=placed["fits"], opens=opens["slug"] if opens else None, notes=notes)
 
 
 def unplaced(row: Job, boards: JobBoards) -> Problem | None:
@@ -111,6 +126,12 @@ class JobInfo(BaseModel):
     score: float = Field(description="Mean primary reward over trials; errored ones count 0.")
     pass_at_k: dict[str, float] = Field(description="Harbor's pass@k, by k.")
     boards: JobBoards
+    counted_before: bool = Field(
+        default=False,
+        description="A copy of a job that counted already (published, or uploaded with its "
+        "run token), recognised by its fingerprint: it stays private, fits no board, and "
+        "publishing it is refused with `bench-published-before`.",
+    )
     issued_run_id: uuid.UUID | None = Field(description="The issued run it was uploaded as.")
     uploaded_at: datetime
     regrade: RegradeInfo
@@ -124,16 +145,15 @@ class JobInfo(BaseModel):
     )
 
     @classmethod
-    def from_row(cls, row: Job, *, policy: Policy, now: datetime) -> Self:
+    def from_row(
+        cls, row: Job, counted: Problem | None = None, *, policy: Policy, now: datetime
+    ) -> Self:
+        """The job as stored; `counted` is why a copy of a job that counted can't count
+        again (`app.bench.service.counted_before`), read at the time of the answer."""
         summary = row.summary
         placed = summary["boards"]
-        opens = placed.get("opens")
         regrade = regrade_json(row.regrade)
-        boards = JobBoards(
-            fits=placed["fits"],
-            opens=opens["slug"] if opens else None,
-            notes=[BoardNote(**note) for note in placed["notes"]],
-        )
+        boards = job_boards(placed, counted)
         return cls(
             id=row.id,
             harbor_job_id=row.job_id,
@@ -146,6 +166,7 @@ class JobInfo(BaseModel):
             score=summary["score"],
             pass_at_k=summary.get("pass_at_k", {}),
             boards=boards,
+            counted_before=counted is not None,
             issued_run_id=row.issued_run_id,
             uploaded_at=row.uploaded_at,
             regrade=RegradeInfo.model_validate(regrade),
@@ -163,8 +184,10 @@ class UploadAccepted(JobInfo):
     redactions: Redactions
 
     @classmethod
-    def from_row(cls, row: Job, *, policy: Policy, now: datetime) -> Self:
-        info = JobInfo.from_row(row, policy=policy, now=now)
+    def from_row(
+        cls, row: Job, counted: Problem | None = None, *, policy: Policy, now: datetime
+    ) -> Self:
+        info = JobInfo.from_row(row, counted, policy=policy, now=now)
         return cls(
             **info.model_dump(),
             checks=[CheckResult(**check) for check in row.checks],
@@ -188,8 +211,10 @@ class JobDetail(UploadAccepted):
     )
 
     @classmethod
-    def from_row(cls, row: Job, *, policy: Policy, now: datetime) -> Self:
-        accepted = UploadAccepted.from_row(row, policy=policy, now=now)
+    def from_row(
+        cls, row: Job, counted: Problem | None = None, *, policy: Policy, now: datetime
+    ) -> Self:
+        accepted = UploadAccepted.from_row(row, counted, policy=policy, now=now)
         rules = row.summary.get(REDACTION_RULES) or {}
         return cls(**accepted.model_dump(), redaction_rules=rules, summary=row.summary)
 

@@ -71,7 +71,12 @@ def notice(done: str | None) -> str | None:
 def your_bench(page: PageDep, done: str | None = None) -> HTMLResponse:
     account = page.signed_in.account
     listed = [
-        UploadAccepted.from_row(row, policy=policy_of(page.settings), now=page.now)
+        UploadAccepted.from_row(
+            row,
+            bench.counted_before(page.session, row),
+            policy=policy_of(page.settings),
+            now=page.now,
+        )
         for row in bench.list_jobs(page.session, account.id, LISTED)
     ]
     jobs = [(job, regrade_view(job.regrade), evidence_view(job.evidence)) for job in listed]
@@ -184,7 +189,8 @@ def job_of(page: Page, job_id: uuid.UUID) -> JobDetail:
 
 def detail_of(page: Page, row: Job) -> JobDetail:
     """The job as the API answers it, with its actions at the page's time."""
-    return JobDetail.from_row(row, policy=policy_of(page.settings), now=page.now)
+    counted = bench.counted_before(page.session, row)
+    return JobDetail.from_row(row, counted, policy=policy_of(page.settings), now=page.now)
 
 
 def job_context(page: Page, job: JobDetail, **values: Any) -> dict[str, Any]:

@@ -114,6 +114,27 @@ def test_a_published_job_deleted_from_a_comment_keeps_its_score(bench: Bench) ->
     assert kinds(bench.db)[-1] == "delete_run_files"
 
 
+def test_a_counted_copy_is_refused_from_a_comment(bench: Bench, sealed_archive: bytes) -> None:
+    """alice's issued run counted once uploaded: a copy of it she uploads with an API token
+    stays private, and `/hbench publish` answers as the guide says."""
+    account = bench.db.scalars(select(Account).where(Account.login == "alice")).one()
+    _, token = create_api_token(bench.db, account, "uploads")
+    client = bench.thread.client
+    copy = upload(client, sealed_archive, **bearer(token))
+    assert copy.status_code == 201 and copy.json()["counted_before"] is True, copy.text
+    before = kinds(bench.db)
+
+    refused = bench.say(bench.alice, f"/hbench publish {copy.json()['id']}")
+
+    reply = bench.thread.reply()
+    assert "was published before, and a job is published once" in reply, reply
+    assert "(`bench-published-before`)" in reply
+    assert bench.thread.fake.reactions_on(refused) == ["eyes", "confused"]
+    bench.db.rollback()
+    assert bench.db.get_one(Job, uuid.UUID(copy.json()["id"])).status is JobStatus.PRIVATE
+    assert kinds(bench.db) == before
+
+
 def run_by_workflow(bench: Bench) -> None:
     """Make alice's job one the thread's repository's workflow ran (by its OIDC claims)."""
     row = bench.job()
