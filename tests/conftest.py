@@ -24,7 +24,7 @@ import pytest
 
 from hbench.sandbox import IMPORT_PATH
 from registry.demo import DATASET_REF, materialize
-from tests.support.jobcache import JobCache
+from tests.support.jobcache import JobCache, cache_folder
 from tools import dockerhost
 
 HARBOR = str(Path(sys.executable).with_name("harbor"))
@@ -40,10 +40,14 @@ DATABASE_FIXTURES = ("migrated_database_url", "empty_database_url")
 """The fixtures taking a backend as their parameter (tests/app/conftest.py)."""
 
 
+# Read once, at start: the service's tests remove every HBENCH_ variable while they run.
+EVERY_BACKEND = os.environ.get(BACKENDS_ENV, "").strip().lower() == "all"
+JOB_CACHE_FOLDER = cache_folder()
+
+
 def test_backends(marked: bool) -> list[str]:
     """The backends a database test runs on: both when marked `postgres` or asked for."""
-    every = os.environ.get(BACKENDS_ENV, "").strip().lower() == "all"
-    return BACKENDS if marked or every else BACKENDS[:1]
+    return BACKENDS if marked or EVERY_BACKEND else BACKENDS[:1]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -76,7 +80,7 @@ HarborJobFactory = Callable[..., Path]
 def job_cache() -> JobCache:
     """The machine's cache of real Harbor jobs (`HBENCH_TEST_CACHE`, else
     `~/.cache/hbench-tests`); read jobs through `harbor_job` and the fixtures built on it."""
-    return JobCache()
+    return JobCache(JOB_CACHE_FOLDER)
 
 
 def harbor_run(job_name: str, *flags: str) -> Callable[[Path, Path], Path]:
