@@ -29,10 +29,10 @@ import httpx
 from report import Row, emit
 from service import running_service
 
-from app.site import page
 from registry.loader import load_registry
 from registry.pull import sources
 from registry.pull.rows import pull_rows
+from sitebuild import page
 
 NAME = "registry_pull"
 HBENCH = str(Path(sys.executable).with_name("hbench"))

@@ -26,12 +26,12 @@ from pathlib import Path
 from board_recompute import _run, build_repo
 from report import Row, emit
 
-from app.site.build import build_site
-from app.site.source import read_data_repo
 from registry.datarepo import layout
 from registry.datarepo.models import AuditEvent
 from registry.datarepo.state import Change, RepoState, publish_run, recompute_all
 from registry.jsonfile import canonical
+from sitebuild.build import build_site
+from sitebuild.source import read_data_repo
 
 FULL_GOAL = 4.0
 REBUILD_GOAL = 2.0

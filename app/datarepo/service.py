@@ -20,9 +20,9 @@ from app.datarepo.outbox import DOORBELL
 from app.datarepo.writer import Writer
 from app.db.session import Database
 from app.settings import Settings
-from app.site.config import SiteConfig
 from app.site.serve import rebuild
 from hbench.errors import HbenchError
+from sitebuild.config import SiteConfig
 
 log = logging.getLogger(__name__)
 

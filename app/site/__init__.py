@@ -1,4 +1,3 @@
-"""The static Pages site: the data repository in, a folder of HTML, JSON and SVG out.
-
-`app.site.build.build_site` is the entry point; `docs/site.md` describes the pages.
-"""
+"""The service's side of the static site, built by the `sitebuild` package: the static
+mount and the rebuild after a data-repo commit (`serve`), the `hbench-app site` command
+(`cli`), and the Pages workflow a new data repository starts with (`workflow`)."""

@@ -8,9 +8,9 @@ from typing import Annotated
 
 import typer
 
-from app.site.build import build_site
-from app.site.config import SiteConfig
 from hbench.cli.output import handled
+from sitebuild.build import build_site
+from sitebuild.config import SiteConfig
 
 site = typer.Typer(help="Build the static Pages site.", no_args_is_help=True)
 

@@ -16,8 +16,8 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from app.site.build import BuildReport, build_site
-from app.site.config import SiteConfig
+from sitebuild.build import BuildReport, build_site
+from sitebuild.config import SiteConfig
 
 SITE_PATH = "/site"
 """Where the service serves the site; pages link relatively, so any path works."""

@@ -21,7 +21,6 @@ from app.dependencies import SessionDep, SettingsDep
 from app.errors import respond
 from app.registry import RegistryDep
 from app.settings import Settings
-from app.site import page as site_page
 from app.site.serve import SITE_PATH
 from app.v1 import service
 from app.v1.aggregates import ReproducedCache, aggregate
@@ -34,6 +33,7 @@ from app.v1.schemas import (
     RunRecord,
     RunSubmission,
 )
+from sitebuild import page as site_page
 
 router = APIRouter(prefix="/v1", tags=["runs API"])
 MAX_PAGE = 1_000_000

@@ -8,8 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from app.cli import app
-from app.site.build import build_site
 from app.site.workflow import WORKFLOW_PATH
+from sitebuild.build import build_site
 
 runner = CliRunner()
 

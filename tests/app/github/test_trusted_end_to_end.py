@@ -20,9 +20,9 @@ from app.github.events import InstallationEvent
 from app.github.installations import apply_installation
 from app.main import create_app
 from app.settings import Settings
-from app.site import page
 from hbench.sandbox import IMPORT_PATH
 from registry.datarepo import layout
+from sitebuild import page
 from tests.app.conftest import NO_REGRADES
 from tests.fakes.github import FakeGitHub
 from tests.fakes.github.webhooks import installation_payload

@@ -11,9 +11,9 @@ from sqlalchemy.orm import Session
 from app.datarepo.service import rebuild_site
 from app.db.models import JobStatus
 from app.settings import Settings
-from app.site import page
 from registry.datarepo import layout
 from registry.datarepo.models import PublishedRun
+from sitebuild import page
 
 from ..bench.conftest import stored_blobs
 from ..conftest import REMOTE, TokenFactory, bearer

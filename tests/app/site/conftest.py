@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from app.site.build import build_site
-from app.site.config import SiteConfig
+from sitebuild.build import build_site
+from sitebuild.config import SiteConfig
 
 from .datarepo import realistic_state, write_repo
 

@@ -14,16 +14,16 @@ import pytest
 from typer.testing import CliRunner
 
 from app.cli import app as cli
-from app.site import build as site_build
-from app.site.build import STATE_FILE, build_site
-from app.site.config import SiteConfig
-from app.site.format import NONE
 from app.site.serve import rebuild
-from app.site.source import DataFiles, read_data_repo
 from hbench.errors import HbenchError
 from registry.datarepo import layout
 from registry.datarepo.state import Change, RepoState, publish_run, withdraw_run
 from registry.export import validate_export
+from sitebuild import build as site_build
+from sitebuild.build import STATE_FILE, build_site
+from sitebuild.config import SiteConfig
+from sitebuild.format import NONE
+from sitebuild.source import DataFiles, read_data_repo
 
 from .conftest import SERVICE
 from .datarepo import (

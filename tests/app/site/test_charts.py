@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.site.charts import (
+from sitebuild.charts import (
     Point,
     day_ticks,
     nice_ticks,
@@ -18,7 +18,7 @@ from app.site.charts import (
     score_cost_chart,
     score_time_chart,
 )
-from app.site.format import number, usd
+from sitebuild.format import number, usd
 
 SVG = "{http://www.w3.org/2000/svg}"
 

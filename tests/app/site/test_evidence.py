@@ -11,8 +11,8 @@ from html import unescape
 from pathlib import Path
 from typing import Any
 
-from app.site.evidence import labels, run_section
 from registry.evidence import LEVELS, TEXTS
+from sitebuild.evidence import labels, run_section
 
 from .datarepo import (
     FAILED_NOTE,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.site.format import count, duration, interval, options, reward, score, usd
+from sitebuild.format import count, duration, interval, options, reward, score, usd
 
 
 def test_scores_follow_the_metric_scale() -> None:

@@ -7,7 +7,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from app.site.build import STATIC
+from sitebuild.build import STATIC
 
 from .contrast import contrast, parse_colour
 

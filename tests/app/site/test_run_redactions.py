@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from app.site.build import build_site
+from sitebuild.build import build_site
 
 from .datarepo import REDACTION_RULES, REDACTIONS
 

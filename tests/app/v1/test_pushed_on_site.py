@@ -15,9 +15,9 @@ from fastapi.testclient import TestClient
 from app.datarepo.service import rebuild_site
 from app.main import create_app
 from app.settings import Settings
-from app.site import page
-from app.site.runs import PROVES
 from registry.datarepo import layout
+from sitebuild import page
+from sitebuild.runs import PROVES
 from tests.app.conftest import LOCAL, NO_REGRADES
 
 from ..publish.conftest import write_data_repository
@@ -96,6 +96,8 @@ def test_a_pushed_runs_text_is_redacted_before_it_is_stored_or_public(
     checkout = write_data_repository(settings)
     rebuild_site(settings)
     written = [p.read_text() for p in checkout.rglob("*.json")]
-    built = [p.read_text() for p in settings.site_dir.rglob("*.*") if p.suffix in {".html", ".json"}]
+    built = [
+        p.read_text() for p in settings.site_dir.rglob("*.*") if p.suffix in {".html", ".json"}
+    ]
     assert written and built
     assert not any(KEY in text for text in [*written, *built])

@@ -19,15 +19,15 @@ from datetime import datetime
 
 from pydantic import JsonValue
 
-from app.site import page
-from app.site.boards import board_json
-from app.site.format import json_time, scaled
-from app.site.page import Page
-from app.site.source import BoardSource, SiteData
 from registry.datarepo.models import PushedRun
 from registry.export import commands
 from registry.loader import Registry
 from registry.schema import Benchmark, KnownScore, MetricScale, Model
+from sitebuild import page
+from sitebuild.boards import board_json
+from sitebuild.format import json_time, scaled
+from sitebuild.page import Page
+from sitebuild.source import BoardSource, SiteData
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,12 @@ from collections.abc import Mapping
 
 from markupsafe import escape
 
-from app.site import page as paths
-from app.site.boards import RunView, time_html
-from app.site.evidence import run_section
-from app.site.format import (
+from registry.datarepo.models import BoardRow, Provenance, PublishedRun
+from registry.schema import MetricScale
+from sitebuild import page as paths
+from sitebuild.boards import RunView, time_html
+from sitebuild.evidence import run_section
+from sitebuild.format import (
     CRUMB,
     NONE,
     count,
@@ -28,10 +30,8 @@ from app.site.format import (
     score,
     usd,
 )
-from app.site.page import Page
-from app.site.source import BoardSource
-from registry.datarepo.models import BoardRow, Provenance, PublishedRun
-from registry.schema import MetricScale
+from sitebuild.page import Page
+from sitebuild.source import BoardSource
 
 TEMPLATE = "run"
 """The `Page.template` of run pages: not a Jinja template, this module."""

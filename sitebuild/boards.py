@@ -17,9 +17,14 @@ from functools import lru_cache
 from markupsafe import Markup, escape
 from pydantic import JsonValue
 
-from app.site import charts, page
-from app.site.config import SiteConfig
-from app.site.evidence import (
+from registry.datarepo import layout
+from registry.datarepo.models import BoardRow, Provenance, PublishedRun, TrialTiming
+from registry.evidence import Level
+from registry.schema import MetricScale
+from registry.scoring import Estimate, Tally, estimate, tally
+from sitebuild import charts, page
+from sitebuild.config import SiteConfig
+from sitebuild.evidence import (
     CHOICES,
     LEGEND,
     data_levels,
@@ -27,7 +32,7 @@ from app.site.evidence import (
     plain_labels,
     tasks_pinned_text,
 )
-from app.site.format import (
+from sitebuild.format import (
     NONE,
     count,
     duration,
@@ -42,13 +47,8 @@ from app.site.format import (
     usd,
     when,
 )
-from app.site.page import Page
-from app.site.source import BoardSource, SiteData
-from registry.datarepo import layout
-from registry.datarepo.models import BoardRow, Provenance, PublishedRun, TrialTiming
-from registry.evidence import Level
-from registry.schema import MetricScale
-from registry.scoring import Estimate, Tally, estimate, tally
+from sitebuild.page import Page
+from sitebuild.source import BoardSource, SiteData
 
 
 @dataclass(frozen=True)
@@ -243,7 +243,7 @@ def _entry_page(
     }
     return Page(
         path=page.entry(source.slug, name),
-        template="entry",  # app.site.entry_page, not a Jinja template
+        template="entry",  # sitebuild.entry_page, not a Jinja template
         title=f"{name} on {source.title}",
         section="boards",
         context={"board": source, "name": name, "entry": entry, "row": row, "runs": runs,
@@ -260,7 +260,7 @@ def _run_page(
     record = layout.run_file(source.slug, run.id)
     return Page(
         path=page.run(source.slug, run.id),
-        template="run",  # app.site.run_page, not a Jinja template
+        template="run",  # sitebuild.run_page, not a Jinja template
         title=f"Run {run.id} on {source.title}",
         section="boards",
         context={"board": source, "view": view, "run": run, "row": row,

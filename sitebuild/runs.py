@@ -12,10 +12,10 @@ from collections.abc import Iterator
 
 from pydantic import JsonValue
 
-from app.site import page
-from app.site.page import Page
-from app.site.source import SiteData
 from registry.datarepo.models import PushedRun
+from sitebuild import page
+from sitebuild.page import Page
+from sitebuild.source import SiteData
 
 PROVES = (
     "A score summary pushed to the runs API. The service checked its form and the names it "

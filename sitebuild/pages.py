@@ -10,17 +10,17 @@ from datetime import timedelta
 from markupsafe import Markup, escape
 from pydantic import JsonValue
 
-from app.site import page
-from app.site.boards import board_json
-from app.site.config import SiteConfig
-from app.site.format import iso, when
-from app.site.page import Page
-from app.site.source import SiteData
 from hbench.limits import MAX_FILES
 from registry.datarepo import layout
 from registry.datarepo.models import AuditEvent
 from registry.placement import MAX_ATTEMPTS
 from registry.schema import ISSUED_ATTEMPTS
+from sitebuild import page
+from sitebuild.boards import board_json
+from sitebuild.config import SiteConfig
+from sitebuild.format import iso, when
+from sitebuild.page import Page
+from sitebuild.source import SiteData
 
 ACTION = "hbench/hbench@v1"
 """The all-in-one Action (issue, run, upload) as a workflow names it."""

@@ -2,7 +2,7 @@
 level proves and doesn't (`registry.evidence.TEXTS`), the legend a board page carries, and
 the Evidence section of a run's page.
 
-Written in Python like the run pages (`app.site.run_page` says why); what every run of a
+Written in Python like the run pages (`sitebuild.run_page` says why); what every run of a
 board shares (its labels, its task digests) is made once and reused. Every text from a
 record is escaped.
 """

@@ -12,12 +12,12 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from app.site import entry_page, run_page
-from app.site import page as paths
-from app.site.format import FILTERS
-from app.site.page import PATHS, Page
 from hbench import __version__
 from registry.jsonfile import canonical
+from sitebuild import entry_page, run_page
+from sitebuild import page as paths
+from sitebuild.format import FILTERS
+from sitebuild.page import PATHS, Page
 
 TEMPLATES = Path(__file__).parent / "templates"
 

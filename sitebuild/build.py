@@ -34,15 +34,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.site import page
-from app.site.boards import board_pages
-from app.site.catalog import catalog_pages
-from app.site.config import SiteConfig
-from app.site.page import Page
-from app.site.pages import other_pages, registry_page
-from app.site.render import TEMPLATES, render_html, render_json
-from app.site.runs import runs_pages
-from app.site.source import (
+from hbench import __version__
+from registry.export import export_registry
+from sitebuild import page
+from sitebuild.boards import board_pages
+from sitebuild.catalog import catalog_pages
+from sitebuild.config import SiteConfig
+from sitebuild.page import Page
+from sitebuild.pages import other_pages, registry_page
+from sitebuild.render import TEMPLATES, render_html, render_json
+from sitebuild.runs import runs_pages
+from sitebuild.source import (
     DataFiles,
     SiteData,
     digest,
@@ -50,8 +52,6 @@ from app.site.source import (
     parse_site,
     read_data_repo,
 )
-from hbench import __version__
-from registry.export import export_registry
 
 STATE_FILE = ".build-state.json"
 STATE_VERSION = 2

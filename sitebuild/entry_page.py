@@ -1,17 +1,17 @@
-"""An entry's page, written out in Python like a run's (`app.site.run_page` says why):
+"""An entry's page, written out in Python like a run's (`sitebuild.run_page` says why):
 a site of 10,000 runs has some 7,000 entries. Every text from a record is escaped."""
 
 from __future__ import annotations
 
 from markupsafe import escape
 
-from app.site import page as paths
-from app.site.evidence import labels
-from app.site.format import CRUMB, interval, options, score
-from app.site.page import Page
-from app.site.source import BoardSource
 from registry.datarepo.models import BoardRow, RunEntry
 from registry.schema import MetricScale
+from sitebuild import page as paths
+from sitebuild.evidence import labels
+from sitebuild.format import CRUMB, interval, options, score
+from sitebuild.page import Page
+from sitebuild.source import BoardSource
 
 TEMPLATE = "entry"
 """The `Page.template` of entry pages: not a Jinja template, this module."""
