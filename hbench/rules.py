@@ -241,6 +241,8 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("run-no-board", 422, "No board runs this task set with this model"),
         ("run-agent-not-allowed", 422, "The agent is not listed for the model"),
         ("run-environment-refused", 422, "The benchmark's runs don't run in this environment"),
+        ("run-environment-not-allowed", 422, "The board's policy does not allow this environment"),
+        ("run-concurrency-refused", 422, "The board allows fewer concurrent trials"),
         ("run-attempts-refused", 422, "The board does not allow this many attempts"),
         ("run-kwargs-reserved", 422, "An agent option is one the spec sets"),
         ("run-prompt-template-invalid", 422, "The prompt template never shows the task"),

@@ -377,6 +377,21 @@ ISSUED_ATTEMPTS: tuple[Literal[1, 3], ...] = (1, 3)
 DEFAULT_RUNS_PER_DAY = 5
 DEFAULT_RUNS_WAITING = 2
 
+HARBOR_ENVIRONMENT_TYPES: tuple[str, ...] = (
+    "docker", "sbx", "podman", "daytona", "e2b", "modal", "runloop", "langsmith", "ec2",
+    "gke", "ack", "openshift", "novita", "apple-container", "singularity", "islo",
+    "tensorlake", "cwsandbox", "use-computer", "cua-cloud", "blaxel", "opensandbox", "beam",
+    "skypilot", "hf-sandbox", "hyperbrowser", "vercel", "runta", "prime", "kata", "mosaic",
+    "smol", "sail", "kernel",
+)  # fmt: skip
+"""Harbor 0.25's built-in environment types (`harbor.models.environment_type`), the names a
+board's `environments` may list; a test holds the two together."""
+DEFAULT_ENVIRONMENTS: tuple[str, ...] = ("docker",)
+"""Where an issued run's trials run unless its board allows more: Harbor's docker one."""
+HARBOR_CONCURRENT_TRIALS = 4
+"""Harbor's `n_concurrent_trials` default, and a board's `maxConcurrentTrials` unless set."""
+MAX_CONCURRENT_TRIALS = 256
+
 
 class Limits(Record):
     """What one owner may be issued on a board."""
@@ -412,6 +427,33 @@ class Board(Record):
         description="`github-hosted`: runs are issued only to GitHub Actions workflows on "
         "runners GitHub hosts (by their OIDC token), never for a machine of the submitter's.",
     )
+    environments: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_ENVIRONMENTS),
+        min_length=1,
+        description="Harbor environment types an issued run may ask for (such as `docker`, "
+        "`daytona`, `modal`); a run that asks for none runs in the first. Where trials run "
+        "never changes which board a job fits.",
+    )
+    max_concurrent_trials: int = Field(
+        default=HARBOR_CONCURRENT_TRIALS,
+        ge=1,
+        le=MAX_CONCURRENT_TRIALS,
+        description="The most trials an issued run may run at once (Harbor's "
+        "`n_concurrent_trials`); it never changes which board a job fits.",
+    )
+
+    @field_validator("environments")
+    @classmethod
+    def _harbor_types(cls, names: list[str]) -> list[str]:
+        unknown = [name for name in names if name not in HARBOR_ENVIRONMENT_TYPES]
+        if unknown:
+            raise ValueError(
+                f"{', '.join(unknown)}: not Harbor environment types; the types: "
+                f"{', '.join(HARBOR_ENVIRONMENT_TYPES)}"
+            )
+        if len(set(names)) != len(names):
+            raise ValueError("each environment is listed once")
+        return names
 
 
 class Price(Record):

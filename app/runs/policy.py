@@ -259,13 +259,24 @@ def kwargs_unreserved(request: IssueRequest, lookup: Lookup) -> Iterable[Problem
 
 
 DOCKER = "docker"
-"""Harbor's docker environment: where every issued run's trials run unless it asks for an
-environment its benchmark allows besides (`customEnvironments`)."""
+"""Harbor's docker environment: where every issued run's trials run unless its board's
+policy allows other environment types (`environments`), or it asks for an environment
+class its benchmark allows besides (`customEnvironments`)."""
 
 
 def environment_allowed(request: IssueRequest, lookup: Lookup) -> Iterable[Problem]:
-    wanted, benchmark = request.environment, lookup.benchmark
-    if wanted is None or wanted == DOCKER or benchmark is None:
+    wanted, benchmark, board = request.environment, lookup.benchmark, lookup.board
+    if wanted is None or benchmark is None:
+        return
+    if ":" not in wanted:
+        # A Harbor environment type: the board's policy lists those its runs may use.
+        if board is not None and wanted not in board.environments:
+            message = (
+                f"the board {board.slug} runs its issued runs in {listing(board.environments)}; "
+                f"{wanted!r} is not one. Leave `environment` out to run in "
+                f"{board.environments[0]}, or name one of those"
+            )
+            yield Problem("run-environment-not-allowed", message, "body.environment")
         return
     if wanted not in benchmark.custom_environments:
         allowed = listing([DOCKER, *benchmark.custom_environments])
@@ -274,6 +285,24 @@ def environment_allowed(request: IssueRequest, lookup: Lookup) -> Iterable[Probl
             "`environment` out to run in Harbor's docker environment"
         )
         yield Problem("run-environment-refused", message, "body.environment")
+
+
+def concurrency_allowed(request: IssueRequest, lookup: Lookup) -> Iterable[Problem]:
+    wanted, board = request.n_concurrent_trials, lookup.board
+    if wanted is None or board is None or wanted <= board.max_concurrent_trials:
+        return
+    message = (
+        f"the board {board.slug} runs at most {board.max_concurrent_trials} trials at once, "
+        f"not {wanted}; ask for {board.max_concurrent_trials} or fewer, or leave "
+        "`n_concurrent_trials` out"
+    )
+    yield Problem("run-concurrency-refused", message, "body.n_concurrent_trials")
+
+
+def run_in(request: IssueRequest, target: Target) -> str:
+    """The environment an allowed request's trials run in: the one it asks for, else its
+    board's first."""
+    return request.environment or target.board.environments[0]
 
 
 def template_uses_instruction(request: IssueRequest, lookup: Lookup) -> Iterable[Problem]:
@@ -289,6 +318,7 @@ def template_uses_instruction(request: IssueRequest, lookup: Lookup) -> Iterable
 CHECKS: tuple[Check, ...] = (
     agent_listed,
     attempts_allowed,
+    concurrency_allowed,
     environment_allowed,
     kwargs_unreserved,
     template_uses_instruction,

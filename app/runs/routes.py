@@ -28,6 +28,7 @@ from app.runs.schemas import (
     IssuedRunList,
     IssueRequest,
 )
+from app.runs.spec import execution_of
 from app.runs.status import effective_status
 from hbench.errors import HbenchError
 from hbench.rules import Area
@@ -90,6 +91,7 @@ def issue_run(
         issued_at=run.issued_at,
         expires_at=run.expires_at,
         environment=[EnvironmentVariable.model_validate(v) for v in issued.environment],
+        execution=execution_of(run.spec),
     )
 
 
@@ -169,6 +171,7 @@ def resume_run(
         issued_at=run.issued_at,
         expires_at=run.expires_at,
         environment=[],
+        execution=execution_of(run.spec),
     )
 
 
@@ -186,4 +189,5 @@ def info(run: IssuedRun, now: datetime) -> IssuedRunInfo:
         expires_at=run.expires_at,
         spec_digest=run.spec_digest,
         hardware={str(k): str(v) for k, v in hardware.items()},
+        execution=execution_of(run.spec),
     )

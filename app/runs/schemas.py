@@ -24,6 +24,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from app.db.models import IssuedRunStatus
 from hbench.digest import canonical_json
+from registry.schema import MAX_CONCURRENT_TRIALS
 
 MAX_PROMPT_TEMPLATE_CHARS = 20_000
 MAX_EXTRA_INSTRUCTIONS = 8
@@ -122,10 +123,20 @@ class IssueRequest(BaseModel):
     )
     environment: ShortName | None = Field(
         default=None,
-        description="Where the trials run: `docker`, Harbor's docker environment (the "
-        "default), or an environment the benchmark allows besides, such as hbench's sandbox "
-        "for the demo (`hbench.sandbox.environment:BubblewrapEnvironment`), for a machine "
-        "without Docker.",
+        description="Where the trials run: a Harbor environment type the board's policy "
+        "allows (its `environments`: `docker`, the default, and remote sandboxes such as "
+        "`daytona` or `modal` where the board lists them), or an environment class the "
+        "benchmark allows besides, such as hbench's sandbox for the demo "
+        "(`hbench.sandbox.environment:BubblewrapEnvironment`), for a machine without Docker. "
+        "It never changes which board the run counts on.",
+    )
+    n_concurrent_trials: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_CONCURRENT_TRIALS,
+        description="Trials run at once (Harbor's `n_concurrent_trials`, 4 when left out), "
+        "up to the board's `maxConcurrentTrials`. It never changes which board the run "
+        "counts on.",
     )
     hardware: dict[HardwareKey, HardwareValue] = Field(
         default_factory=dict,
@@ -153,6 +164,16 @@ class EnvironmentVariable(BaseModel):
     description: str
 
 
+class Execution(BaseModel):
+    """How the run's trials run, as its spec sets it: never part of what it is compared by."""
+
+    environment: str = Field(
+        description="The Harbor environment type, such as `docker` or `daytona`, or the "
+        "environment class (`module:Class`) the trials run in."
+    )
+    n_concurrent_trials: int = Field(description="Trials run at once.")
+
+
 class IssuedRunCreated(BaseModel):
     """An issued run: where it counts, the spec to run, and its run token (shown once)."""
 
@@ -175,6 +196,7 @@ class IssuedRunCreated(BaseModel):
     environment: list[EnvironmentVariable] = Field(
         description="The variables the run needs; secrets are named, never given."
     )
+    execution: Execution = Field(description="Where the trials run, and how many at once.")
 
 
 class IssuedRunInfo(BaseModel):
@@ -192,6 +214,7 @@ class IssuedRunInfo(BaseModel):
     expires_at: datetime
     spec_digest: str
     hardware: dict[str, str]
+    execution: Execution
 
 
 class IssuedRunList(BaseModel):

@@ -73,7 +73,8 @@ def issue_run(
     source = spec.dataset_source(target, request.registry)
     plan = spec.plan_run(
         target, request.declarative, request.n_attempts, name, source,
-        environment=request.environment,
+        environment=policy.run_in(request, target),
+        n_concurrent_trials=request.n_concurrent_trials,
     )  # fmt: skip
     job_spec = spec.build_spec(plan)
     if claims is not None:
@@ -102,9 +103,8 @@ def issue_run(
     session.commit()
     # The one answer that carries the spec gives it as issued; the row keeps its copy.
     set_committed_value(run, "spec", job_spec)
-    return Issued(
-        run, token, request.declarative.prompt_template, spec.run_environment(plan.model_name)
-    )
+    variables = spec.run_environment(plan.model_name, plan.environment_type)
+    return Issued(run, token, request.declarative.prompt_template, variables)
 
 
 def lock_account(session: Session, account: Account) -> None:

@@ -9,14 +9,17 @@ only fields that differ from Harbor's defaults are written.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import JsonValue
 
 from app.runs.policy import DOCKER, Target
-from app.runs.schemas import Declarative, RegistrySource
+from app.runs.schemas import Declarative, Execution, RegistrySource
 from registry.demo import BUNDLED_REGISTRY, DATASET_REF
 from registry.placement import EntrySettings, entry_name
+from registry.schema import HARBOR_CONCURRENT_TRIALS
 from registry.settings import agent_options
 
 PROMPT_TEMPLATE_FILE = "prompt.j2"
@@ -38,6 +41,20 @@ PROVIDER_VARIABLES: dict[str, tuple[str, bool, str]] = {
         False,
         "the address of your vLLM server's OpenAI API, such as http://localhost:8000/v1",
     ),
+}
+
+# The variables a remote sandbox's credentials are read from, by Harbor environment type,
+# as Harbor's environment classes check them before a job starts (their `preflight`).
+# Daytona also takes DAYTONA_JWT_TOKEN with DAYTONA_ORGANIZATION_ID, and Modal a
+# ~/.modal.toml, in their place; the key below is the usual way, and the one named.
+SANDBOX_VARIABLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "daytona": (("DAYTONA_API_KEY", "your Daytona API key"),),
+    "e2b": (("E2B_API_KEY", "your E2B API key"),),
+    "modal": (
+        ("MODAL_TOKEN_ID", "your Modal token's id"),
+        ("MODAL_TOKEN_SECRET", "your Modal token's secret"),
+    ),
+    "runloop": (("RUNLOOP_API_KEY", "your Runloop API key"),),
 }
 
 
@@ -75,6 +92,10 @@ class RunPlan:
     task_names: list[str] | None
     source: DatasetSource
     environment_import_path: str | None = None
+    environment_type: str | None = None
+    """A Harbor environment type other than docker, such as `daytona`."""
+    n_concurrent_trials: int | None = None
+    """Trials at once, when not Harbor's default."""
 
 
 def text_digest(text: str) -> str:
@@ -122,12 +143,17 @@ def plan_run(
     source: DatasetSource,
     *,
     environment: str | None = None,
+    n_concurrent_trials: int | None = None,
 ) -> RunPlan:
     """The plan of one issued run of `target`; `environment`, when not Harbor's docker one,
-    is an environment class the policy allowed for the benchmark."""
+    is an environment type the board's policy allows or an environment class (`module:Class`)
+    the policy allowed for the benchmark; `n_concurrent_trials` is within the board's."""
     task_set = target.task_set
     if environment == DOCKER:
         environment = None
+    is_class = environment is not None and ":" in environment
+    if n_concurrent_trials == HARBOR_CONCURRENT_TRIALS:
+        n_concurrent_trials = None
     return RunPlan(
         job_name=name,
         n_attempts=n_attempts,
@@ -141,7 +167,9 @@ def plan_run(
         # A named subset runs its listed tasks; the full set runs the whole dataset.
         task_names=list(task_set.tasks) if task_set.name != "full" and task_set.tasks else None,
         source=source,
-        environment_import_path=environment,
+        environment_import_path=environment if is_class else None,
+        environment_type=None if is_class else environment,
+        n_concurrent_trials=n_concurrent_trials,
     )
 
 
@@ -169,9 +197,25 @@ def build_spec(plan: RunPlan) -> dict[str, JsonValue]:
     }
     if plan.extra_instructions:
         spec["extra_instructions"] = list(plan.extra_instructions)
+    if plan.n_concurrent_trials is not None:
+        spec["n_concurrent_trials"] = plan.n_concurrent_trials
     if plan.environment_import_path is not None:
         spec["environment"] = {"import_path": plan.environment_import_path}
+    elif plan.environment_type is not None:
+        spec["environment"] = {"type": plan.environment_type}
     return spec
+
+
+def execution_of(spec: Mapping[str, Any]) -> Execution:
+    """Where a spec's trials run and how many at once, Harbor's defaults filled in."""
+    environment = spec.get("environment")
+    environment = environment if isinstance(environment, Mapping) else {}
+    where = environment.get("import_path") or environment.get("type") or DOCKER
+    concurrent = spec.get("n_concurrent_trials")
+    return Execution(
+        environment=str(where),
+        n_concurrent_trials=concurrent if isinstance(concurrent, int) else HARBOR_CONCURRENT_TRIALS,
+    )
 
 
 def dataset_entry(plan: RunPlan) -> dict[str, JsonValue]:
@@ -187,11 +231,14 @@ def dataset_entry(plan: RunPlan) -> dict[str, JsonValue]:
     return entry
 
 
-def run_environment(model_name: str | None) -> list[Variable]:
-    """The variables the run needs: telemetry off, and the model provider's key by name."""
+def run_environment(model_name: str | None, environment_type: str | None = None) -> list[Variable]:
+    """The variables the run needs: telemetry off, the model provider's key by name, and
+    the remote sandbox's credentials by name."""
     variables = [Variable("HARBOR_TELEMETRY", "0", False, "keeps Harbor's telemetry off")]
     provider = model_name.split("/", 1)[0].lower() if model_name and "/" in model_name else None
     if provider in PROVIDER_VARIABLES:
         name, secret, description = PROVIDER_VARIABLES[provider]
         variables.append(Variable(name, None, secret, description))
+    for name, description in SANDBOX_VARIABLES.get(environment_type or "", ()):
+        variables.append(Variable(name, None, True, description))
     return variables

@@ -36,6 +36,7 @@ def test_the_list_shows_my_runs_newest_first(
         "expires_at": second["expires_at"],
         "spec_digest": second["spec_digest"],
         "hardware": {},
+        "execution": {"environment": "docker", "n_concurrent_trials": 4},
     }
     assert runs[1]["hardware"] == {"gpu": "none"}
     assert "token" not in runs[0]
