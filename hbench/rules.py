@@ -212,7 +212,7 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("board-local-tasks", 422, "Tasks from a folder fit no board"),
         ("board-attempts-refused", 422, "More attempts per task than boards take"),
         ("board-prompt-needs-issued-run", 422, "A prompt template needs an issued run"),
-        ("board-environment-refused", 422, "The environment is allowed only elsewhere"),
+        ("board-environment-refused", 422, "No board takes the environment the job ran in"),
         ("board-dataset-unpinned", 422, "The dataset was named without a version"),
         ("task-digest-mismatch", 422, "The job ran other task files than the board takes"),
         ("job-not-placeable", 422, "Why a kept job fits no board (a note)"),
@@ -279,7 +279,7 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("job-several-models", 422, "The job ran more than one model"),
         ("job-attempts-out-of-range", 422, "The job ran more attempts than uploads take"),
         ("job-retries-not-crashes", 422, "Retries replaced failures, not only crashes"),
-        ("job-prompt-not-issued", 422, "A prompt template the run was not issued with"),
+        ("job-prompt-not-issued", 422, "A prompt template or instructions no issued run carried"),
     ),
     Area.BENCH: (
         ("bench-job-not-found", 404, "You have no job with this id"),
