@@ -37,8 +37,9 @@ _EVENTS = TypeAdapter(list[AuditEvent])
 _PUSHED = TypeAdapter(list[PushedRun])
 
 
-def read_data_repo(root: Path) -> DataFiles:
-    """Every data file of the repository at `root`, as relative POSIX path to text."""
+def read_data_repo(root: Path, kind: type[DataFiles] | None = None) -> DataFiles:
+    """Every data file of the repository at `root`, as relative POSIX path to text, in a
+    `kind` of `DataFiles` (a builder's `files`)."""
     if not (root / layout.REGISTRY).is_dir():
         message = f"{root} is not a data repository: it has no {layout.REGISTRY}/ folder"
         raise HbenchError("site-data-invalid", message, path=str(root))
@@ -48,7 +49,7 @@ def read_data_repo(root: Path) -> DataFiles:
         for here, _dirs, names in os.walk(root / folder):
             rel = Path(here).relative_to(root).as_posix()
             paths.extend(f"{rel}/{name}" for name in names if name.endswith(SUFFIXES))
-    return DataFiles(root, paths)
+    return (kind or DataFiles)(root, paths)
 
 
 class DataFiles(Mapping[str, str]):

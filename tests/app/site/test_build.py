@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from dataclasses import replace
 from html import unescape
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from typer.testing import CliRunner
@@ -19,11 +20,12 @@ from hbench.errors import HbenchError
 from registry.datarepo import layout
 from registry.datarepo.state import Change, RepoState, publish_run, withdraw_run
 from registry.export import validate_export
-from sitebuild import build as site_build
-from sitebuild.build import STATE_FILE, build_site
+from sitebuild.build import Builder, build_site
 from sitebuild.config import SiteConfig
 from sitebuild.format import NONE
 from sitebuild.source import DataFiles, read_data_repo
+from sitebuild.state import STATE_FILE
+from sitebuild.writer import SPARE_SUFFIX, Writer
 
 from .conftest import SERVICE
 from .datarepo import (
@@ -350,57 +352,52 @@ def test_a_change_of_configuration_renders_everything(data_repo: Path, tmp_path:
     )
 
 
-def test_a_build_that_stops_half_way_is_redone(
-    data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_build_that_stops_half_way_is_redone(data_repo: Path, tmp_path: Path) -> None:
     repo, out = copy_repo(data_repo, tmp_path), tmp_path / "site"
     build_site(repo, out)
     run = make_run("demo-8", DEMO, entry("lisa", "oracle"), {t: [0.0] for t in DEMO_TASKS},
                    T0.replace(month=10, day=21))  # fmt: skip
     apply(repo, publish_run, run, Change("c-8", run.published_at))
-    real_write = site_build._Writer.write
 
-    def failing(self: site_build._Writer, path: str, text: str) -> None:
-        if path.endswith("demo-8.html"):
-            raise OSError("disk full")
-        real_write(self, path, text)
+    class DiskFull(Writer):
+        def write(self, path: str, text: str | bytes) -> None:
+            if path.endswith("demo-8.html"):
+                raise OSError("disk full")
+            super().write(path, text)
 
-    monkeypatch.setattr(site_build._Writer, "write", failing)
     with pytest.raises(OSError, match="disk full"):
-        build_site(repo, out)
-    monkeypatch.setattr(site_build._Writer, "write", real_write)
+        Builder(writer=DiskFull).build(repo, out)
     assert build_site(repo, out).units_rendered == 2
     assert (out / f"boards/{DEMO}/runs/demo-8.html").is_file()
 
 
-def _run_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The run files the builds read from now on, in order."""
-    read: list[str] = []
-    real_raw = DataFiles.raw
+class CountedFiles(DataFiles):
+    """The data repository's files, noting each run file read."""
 
-    def counted(self: DataFiles, path: str) -> bytes:
+    runs_read: ClassVar[list[str]] = []
+
+    def raw(self, path: str) -> bytes:
         if "/runs/" in path:
-            read.append(path)
-        return real_raw(self, path)
-
-    monkeypatch.setattr(DataFiles, "raw", counted)
-    return read
+            self.runs_read.append(path)
+        return super().raw(path)
 
 
 def test_a_rebuild_reads_only_the_boards_whose_files_changed(
-    data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    data_repo: Path, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(site_build, "SETTLED_NS", 0)  # trust every stat at once
+    builder = Builder(settled_ns=0)  # trust every stat at once
     repo, out = copy_repo(data_repo, tmp_path), tmp_path / "site"
-    build_site(repo, out)
+    builder.build(repo, out)
     run = make_run("demo-9", DEMO, entry("lisa", "oracle"), {t: [1.0] for t in DEMO_TASKS},
                    T0.replace(month=10, day=22))  # fmt: skip
     apply(repo, publish_run, run, Change("c-9", run.published_at))
-    read = _run_reads(monkeypatch)
-    assert build_site(repo, out).units_rendered == 2
+    counted = replace(builder, files=CountedFiles)
+    read = CountedFiles.runs_read
+    read.clear()
+    assert counted.build(repo, out).units_rendered == 2
     assert read and {path.rpartition("/")[0] for path in read} == {layout.runs_dir(DEMO)}
     read.clear()
-    assert build_site(repo, out).units_rendered == 0
+    assert counted.build(repo, out).units_rendered == 0
     assert read == []
     # A record changed in place, its size the same: its modification time tells.
     record = repo / layout.run_file(DEMO, "demo-1")
@@ -409,21 +406,22 @@ def test_a_rebuild_reads_only_the_boards_whose_files_changed(
         rewritten.seek(0)
         rewritten.write(text.replace(b'"harborVersion": "0.25.0"', b'"harborVersion": "0.25.1"'))
     read.clear()
-    assert build_site(repo, out).units_rendered == 2
+    assert counted.build(repo, out).units_rendered == 2
     assert {path.rpartition("/")[0] for path in read} == {layout.runs_dir(DEMO)}
     assert "0.25.1" in (out / f"boards/{DEMO}/runs/demo-1.html").read_text()
 
 
 def test_files_changed_lately_are_read_again_whatever_their_stat(
-    data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    data_repo: Path, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(site_build, "SETTLED_NS", 600 * 10**9)  # however slow the machine
+    builder = Builder(settled_ns=600 * 10**9)  # however slow the machine
     repo, out = copy_repo(data_repo, tmp_path), tmp_path / "site"
     for record in run_files(repo):
         record.touch()
-    build_site(repo, out)
-    read = _run_reads(monkeypatch)
-    assert build_site(repo, out).units_rendered == 0
+    builder.build(repo, out)
+    read = CountedFiles.runs_read
+    read.clear()
+    assert replace(builder, files=CountedFiles).build(repo, out).units_rendered == 0
     # Written a moment ago: a change within the clock's tick could keep size and time.
     assert sorted(read) == sorted(str(p.relative_to(repo)) for p in run_files(repo))
     path = layout.run_file(DEMO, "demo-1")
@@ -435,13 +433,12 @@ def test_files_changed_lately_are_read_again_whatever_their_stat(
     assert files.stat_digest([f"{path}.gone"], changed + 1) is None
 
 
-def test_the_parallel_build_writes_the_same_site(
-    data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_parallel_build_writes_the_same_site(data_repo: Path, tmp_path: Path) -> None:
     serial, parallel = tmp_path / "serial", tmp_path / "parallel"
     build_site(data_repo, serial)
-    monkeypatch.setattr(site_build, "PARALLEL_MIN", 1)  # the test site has only 8 boards
-    build_site(data_repo, parallel, workers=2)
+    # The test site has only 8 boards: one per process and task, to use the pool.
+    report = Builder(workers=2, parallel_min=1, chunk=1).build(data_repo, parallel)
+    assert report.units_rendered == len(json.loads((parallel / STATE_FILE).read_text())["units"])
     files = sorted(p.relative_to(serial) for p in serial.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(parallel) for p in parallel.rglob("*") if p.is_file())
     for path in files:
@@ -484,23 +481,20 @@ def test_a_rebuild_replaces_each_file_whole(data_repo: Path, tmp_path: Path) -> 
     assert not list(out.rglob("*.next"))  # no successor left beside its file
 
 
-def test_a_new_page_appears_whole(
-    data_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_new_page_appears_whole(data_repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "site"
     out.mkdir()
     (out / "index.html.next").write_text("left by a build that stopped half-way")
     written: list[str] = []
-    real_put = site_build._put
 
-    def put(target: str, data: bytes) -> None:
-        written.append(target)
-        real_put(target, data)
+    class Noted(Writer):
+        def put(self, target: str, data: bytes) -> None:
+            written.append(target)
+            super().put(target, data)
 
-    monkeypatch.setattr(site_build, "_put", put)
-    build_site(data_repo, out)
+    Builder(writer=Noted).build(data_repo, out)
     # Written under the spare name and renamed: the page's own name shows no half page.
-    assert written and all(target.endswith(site_build.SPARE_SUFFIX) for target in written)
+    assert written and all(target.endswith(SPARE_SUFFIX) for target in written)
     assert (out / "index.html").read_text().startswith("<!DOCTYPE html>")
     assert not list(out.rglob("*.next"))
 
