@@ -50,6 +50,7 @@ def issue_body(
     registry: str | None = None,
     hardware: dict[str, str] | None = None,
     environment: str | None = None,
+    concurrent_trials: int | None = None,
 ) -> dict[str, Any]:
     """The body of `POST /api/local-runs`, with only the fields given."""
     declarative: dict[str, Any] = {"agent": agent}
@@ -70,6 +71,8 @@ def issue_body(
         body["hardware"] = hardware
     if environment is not None:
         body["environment"] = environment
+    if concurrent_trials is not None:
+        body["n_concurrent_trials"] = concurrent_trials
     return body
 
 

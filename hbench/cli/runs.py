@@ -12,6 +12,7 @@ from rich.table import Table
 
 from hbench.cli.output import console, handled
 from hbench.cli.service_options import TokenEnvOption, UrlOption, token_from_env
+from hbench.errors import HbenchError
 from hbench.issue import (
     RUNS_PATH,
     Service,
@@ -91,10 +92,31 @@ def issue(
             "without Docker.",
         ),
     ] = False,
+    environment: Annotated[
+        str | None,
+        typer.Option(
+            "--environment",
+            "-e",
+            help="The Harbor environment type the trials run in, such as docker, daytona or "
+            "modal: one the board allows (default: the board's first, usually docker).",
+        ),
+    ] = None,
+    concurrent_trials: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrent-trials",
+            "-n",
+            min=1,
+            help="Trials run at once (Harbor's -n; default 4), up to the board's limit.",
+        ),
+    ] = None,
 ) -> None:
     """Issue a run, write its folder (spec.json, prompt.j2, the run token), and print how
     to run and upload it. The run token is kept in a file only you can read."""
     with handled():
+        if sandbox and environment is not None:
+            message = "give --sandbox or --environment, not both: each says where trials run"
+            raise HbenchError("runs-option-invalid", message)
         service = service_for(url, token_env)
         body = issue_body(
             agent=agent,
@@ -108,7 +130,8 @@ def issue(
             extra_instructions=extra_instruction,
             registry=registry,
             hardware=parse_hardware(hardware or []),
-            environment=IMPORT_PATH if sandbox else None,
+            environment=IMPORT_PATH if sandbox else environment,
+            concurrent_trials=concurrent_trials,
         )
         if folder is not None:
             check_folder_free(folder)
@@ -124,6 +147,12 @@ def print_issued(answer: dict[str, Any], run_dir: Path, url: str) -> None:
         f"{escape(answer['submission'])}; its token is in {escape(str(run_dir / 'run-token'))} "
         f"and works until {answer['expires_at']}"
     )
+    execution = answer.get("execution")
+    if isinstance(execution, dict):
+        console.print(
+            f"Its trials run in {escape(str(execution.get('environment')))}, "
+            f"{execution.get('n_concurrent_trials')} at once."
+        )
     yours = [v for v in answer["environment"] if v.get("value") is None]
     if yours:
         console.print("\nSet these first:")
@@ -154,11 +183,14 @@ def list_runs(
     if not runs:
         console.print("You have no issued runs.")
         return
-    table = Table("run id", "board", "entry", "status", "expires", "job")
+    table = Table("run id", "board", "entry", "status", "expires", "job", "trials")
     for run in runs:
+        execution = run.get("execution") or {}
+        where, at_once = execution.get("environment", ""), execution.get("n_concurrent_trials", "")
+        where = f"{where}, {at_once} at once"
         table.add_row(
             run["run_id"], run["board"], run["submission"], run["status"],
-            run["expires_at"], run["job_name"],
+            run["expires_at"], run["job_name"], where,
         )  # fmt: skip
     console.print(table)
 

@@ -243,6 +243,52 @@ def test_an_issued_run_killed_mid_run_resumed_and_uploaded_is_accepted(
 
 
 @pytest.mark.harbor
+def test_the_specs_concurrency_runs_and_uploads_and_another_is_refused(
+    sqlite_service: Running, work: Path
+) -> None:
+    service = sqlite_service
+    issue = ["runs", "issue", "--url", service.url, "--board", "hbench-demo", "--agent", "oracle"]
+    issued = hbench(*issue, "--sandbox", "--concurrent-trials", "2", cwd=work)
+    assert issued.returncode == 0, issued.stderr
+    assert "2 at once" in issued.stdout
+    run_dir = work / printed(issued.stdout, "cd ").split()[1]
+    spec = json.loads((run_dir / "spec.json").read_text())
+    assert spec["n_concurrent_trials"] == 2
+    details = json.loads((run_dir / "run.json").read_text())
+    assert details["execution"]["n_concurrent_trials"] == 2
+    job_dir = run_dir / "jobs" / details["job_name"]
+
+    # hbench run takes no flag that would change it.
+    flagged = hbench("run", "--config", "spec.json", "-n", "4", cwd=run_dir)
+    assert flagged.returncode == 1
+    assert "(spec-flag-refused)" in flagged.stderr
+    assert not job_dir.exists()
+
+    ran = shell(printed(issued.stdout, "cd "), cwd=work)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads((job_dir / "config.json").read_text())["n_concurrent_trials"] == 2
+    sent = shell(printed(issued.stdout, "export HPG_RUN_TOKEN="), cwd=run_dir)
+    assert sent.returncode == 0, sent.stderr
+    checks = {check["rule"]: check["status"] for check in json.loads(sent.stdout)["checks"]}
+    assert checks["spec-matches"] == checks["spec-digest-matches"] == "passed"
+    assert service.run(details["run_id"]).status is IssuedRunStatus.UPLOADED
+
+    # A run of the default spec whose concurrency was changed on this machine is refused.
+    other = hbench(*issue, "--sandbox", "--dir", "edited", cwd=work)
+    assert other.returncode == 0, other.stderr
+    edited = work / "edited"
+    changed = {**json.loads((edited / "spec.json").read_text()), "n_concurrent_trials": 3}
+    (edited / "spec.json").write_text(json.dumps(changed))
+    assert hbench("run", "--config", "spec.json", cwd=edited).returncode == 0
+    refused = shell(printed(other.stdout, "export HPG_RUN_TOKEN="), cwd=edited)
+    assert refused.returncode == 1
+    assert "n_concurrent_trials is 3 in the job, 4 in the spec" in refused.stderr
+    assert "(local-spec-mismatch)" in refused.stderr
+    other_id = json.loads((edited / "run.json").read_text())["run_id"]
+    assert service.run(other_id).status is IssuedRunStatus.ISSUED
+
+
+@pytest.mark.harbor
 def test_a_template_and_instructions_are_written_beside_the_spec_and_run(
     sqlite_service: Running, work: Path
 ) -> None:
@@ -330,6 +376,7 @@ def test_runs_are_listed_and_abandoned_with_an_api_token(service: Running, work:
         (["--prompt-template", "missing.j2"], "runs-option-invalid"),
         (["--token-env", "HBENCH_TEST_UNSET_VARIABLE"], "runs-token-missing"),
         (["--dir", "taken"], "runs-folder-invalid"),
+        (["--environment", "docker"], "runs-option-invalid"),
     ],
 )
 def test_bad_options_are_refused_before_anything_is_sent(
