@@ -79,8 +79,11 @@ HarborJobFactory = Callable[..., Path]
 @pytest.fixture(scope="session")
 def job_cache() -> JobCache:
     """The machine's cache of real Harbor jobs (`HBENCH_TEST_CACHE`, else
-    `~/.cache/hbench-tests`); read jobs through `harbor_job` and the fixtures built on it."""
-    return JobCache(JOB_CACHE_FOLDER)
+    `~/.cache/hbench-tests`); read jobs through `harbor_job` and the fixtures built on it.
+    Jobs no session has read for two weeks are removed first."""
+    cache = JobCache(JOB_CACHE_FOLDER)
+    cache.prune()
+    return cache
 
 
 def harbor_run(job_name: str, *flags: str) -> Callable[[Path, Path], Path]:

@@ -24,6 +24,7 @@ import re
 import secrets
 import shutil
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ CACHE_ENV = "HBENCH_TEST_CACHE"
 `~/.cache/hbench-tests`. Delete the folder to make every job again."""
 
 META = "meta.json"
+PRUNE_AFTER_SECONDS = 14 * 24 * 3600
+"""A cached job no session has read for two weeks is removed (`JobCache.prune`)."""
 BUILD_ROOT = "root"
 BUILD_DATASET = "dataset"
 MATERIALIZED = {"tasks", "registry.json"}
@@ -144,21 +147,40 @@ class JobCache:
         key = self.key(recipe, flags, build)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in recipe)[:60]
         entry = Entry(self.folder / f"{safe}-{key[:20]}")
-        if (entry.folder / META).is_file():
-            return entry
         self.folder.mkdir(parents=True, exist_ok=True)
-        with _locked(self.folder / f".{entry.folder.name}.lock"):
-            if (entry.folder / META).is_file():
-                return entry
-            for stale in self.folder.glob(f".build-{entry.folder.name}-*"):
-                shutil.rmtree(stale, ignore_errors=True)
-            staging = self.folder / f".build-{entry.folder.name}-{secrets.token_hex(4)}"
-            try:
-                self._build(staging, recipe, flags, build)
-                staging.rename(entry.folder)
-            finally:
-                shutil.rmtree(staging, ignore_errors=True)
+        with _locked(self._lock(entry.folder)):
+            if not (entry.folder / META).is_file():
+                self._make(entry, recipe, flags, build)
+            os.utime(entry.folder / META)  # read now: `prune` keeps it
         return entry
+
+    def _make(self, entry: Entry, recipe: str, flags: tuple[str, ...], build: Build) -> None:
+        """Build the job in a staging folder and move it into place whole (under the lock)."""
+        for stale in self.folder.glob(f".build-{entry.folder.name}-*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        staging = self.folder / f".build-{entry.folder.name}-{secrets.token_hex(4)}"
+        try:
+            self._build(staging, recipe, flags, build)
+            staging.rename(entry.folder)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def prune(self, unread_for: float = PRUNE_AFTER_SECONDS) -> list[str]:
+        """Remove the jobs no session has read for `unread_for` seconds (what made them
+        has moved on: another Harbor, dataset or test agent); returns their names."""
+        cutoff = time.time() - unread_for
+        pruned = []
+        for meta in sorted(self.folder.glob(f"*/{META}")):
+            if meta.stat().st_mtime >= cutoff:
+                continue
+            with _locked(self._lock(meta.parent)):
+                if meta.is_file() and meta.stat().st_mtime < cutoff:
+                    shutil.rmtree(meta.parent)
+                    pruned.append(meta.parent.name)
+        return pruned
+
+    def _lock(self, entry_folder: Path) -> Path:
+        return self.folder / f".{entry_folder.name}.lock"
 
     def _build(self, staging: Path, recipe: str, flags: tuple[str, ...], build: Build) -> None:
         root = staging / BUILD_ROOT

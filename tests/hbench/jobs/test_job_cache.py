@@ -5,11 +5,13 @@ once however many workers ask for it at once."""
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 from pathlib import Path
 
 from tests.conftest import HarborJobFactory, harbor_run
-from tests.support.jobcache import Build, JobCache, shape
+from tests.support.jobcache import PRUNE_AFTER_SECONDS, Build, JobCache, shape
 
 ORACLE = ("oracle-k2", "-k", "2")
 
@@ -95,3 +97,17 @@ def test_the_key_changes_with_the_flags_and_the_recipe_and_nothing_else(tmp_path
     assert cache.key("harbor-run", ORACLE, build) != cache.key("harbor-run", ("nop",), build)
     assert cache.key("harbor-run", ORACLE, build) != cache.key("softened", ORACLE, build)
     assert cache.key("harbor-run", ORACLE, build) != cache.key("harbor-run", ORACLE, _recorder([]))
+
+
+def test_a_job_no_session_read_for_two_weeks_is_pruned_and_one_read_since_is_kept(
+    tmp_path: Path,
+) -> None:
+    cache = JobCache(tmp_path)
+    old = cache.get("old", (), _recorder([]))
+    kept = cache.get("kept", (), _recorder([]))
+    weeks_ago = time.time() - PRUNE_AFTER_SECONDS - 60
+    for entry in (old, kept):
+        os.utime(entry.folder / "meta.json", (weeks_ago, weeks_ago))
+    assert cache.get("kept", (), _recorder([])) == kept  # read again: kept
+    assert cache.prune() == [old.folder.name]
+    assert not old.folder.exists() and kept.job.is_dir()
