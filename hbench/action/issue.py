@@ -57,6 +57,8 @@ def request_body(inputs: Inputs) -> dict[str, Any]:
         model=inputs.get("model"),
         attempts=inputs.integer("attempts"),
         kwargs=agent_kwargs(inputs.get("agent-kwargs")),
+        environment=inputs.get("environment"),
+        concurrent_trials=inputs.integer("concurrent-trials"),
     )
 
 
@@ -112,9 +114,12 @@ def issue(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
             f"`hbench runs abandon {answer['run_id']}` and run the job again"
         )
         raise HbenchError("runs-folder-invalid", message) from None
+    execution = answer.get("execution") or {}
     actions.log(
         f"issued run {answer['run_id']} on {answer['board']} as entry {answer['submission']}; "
-        f"its spec is in {run_dir / SPEC_FILE}, its token works until {answer['expires_at']}"
+        f"its spec is in {run_dir / SPEC_FILE}, its token works until {answer['expires_at']}; "
+        f"its trials run in {execution.get('environment')}, "
+        f"{execution.get('n_concurrent_trials')} at once"
     )
     set_outputs(actions, answer, run_dir, token_file)
 

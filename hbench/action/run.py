@@ -3,11 +3,12 @@ or `hbench jobs resume` of the job an earlier attempt left in the run's folder.
 
 The container gets the host's Docker socket, so the task containers Harbor starts are the
 host's siblings, and the workspace mounted at its own path, so the paths Harbor hands to
-them mean the same on both sides. Only the spec's variables, the model providers'
-variables (`hbench.action.variables`) and the names of the `pass-env` input enter the
-container, each by name (`-e NAME`): their values stay in the environment of the `docker`
-process and never appear on a command line. With `network: host` the container shares
-the runner's network, to reach a service on its loopback (a model server at 127.0.0.1).
+them mean the same on both sides. Only the spec's variables, the model providers' and
+the remote sandboxes' variables (`hbench.action.variables`) and the names of the
+`pass-env` input enter the container, each by name (`-e NAME`): their values stay in the
+environment of the `docker` process and never appear on a command line. With
+`network: host` the container shares the runner's network, to reach a service on its
+loopback (a model server at 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 
 from hbench import __version__
 from hbench.action.protocol import Actions, Inputs, StepError, run_step
-from hbench.action.variables import MODEL_KEYS, extra_names
+from hbench.action.variables import PASSED_BY_NAME, extra_names
 from hbench.errors import HbenchError
 from hbench.issue import RUN_FILE, SPEC_FILE
 from hbench.runner import DEFAULT_JOBS_DIR
@@ -129,7 +130,7 @@ def variables(
         elif not environ.get(name) and name not in values:
             raise MissingVariableError(name, str(variable.get("description") or "set by you"))
         names.append(name)
-    for key in (*MODEL_KEYS, *extra):
+    for key in (*PASSED_BY_NAME, *extra):
         if (environ.get(key) or key in values) and key not in names:
             names.append(key)
     return names, values, secrets

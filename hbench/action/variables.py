@@ -1,10 +1,10 @@
 """The variables of the job that may enter the run's container, by name only.
 
-The model providers' keys and base URLs below enter when the job sets them; the
-`pass-env` input adds more names. Nothing else of the job's environment goes in: not the
-GitHub token, not the runner's own credentials, not the run token. Values never appear
-on a command line: `docker run -e NAME` reads each from the `docker` process's
-environment.
+The model providers' keys and base URLs and the remote sandboxes' credentials below enter
+when the job sets them; the `pass-env` input adds more names. Nothing else of the job's
+environment goes in: not the GitHub token, not the runner's own credentials, not the run
+token. Values never appear on a command line: `docker run -e NAME` reads each from the
+`docker` process's environment.
 """
 
 from __future__ import annotations
@@ -62,6 +62,29 @@ own SDKs read them), by provider, for the docs and the reusable workflow's secre
 
 MODEL_KEYS: tuple[str, ...] = tuple(name for names in PROVIDER_VARIABLES.values() for name in names)
 """Every provider variable, in the order above: each enters the container when set."""
+
+SANDBOX_VARIABLES: dict[str, tuple[str, ...]] = {
+    "Daytona": (
+        "DAYTONA_API_KEY",
+        "DAYTONA_JWT_TOKEN",
+        "DAYTONA_ORGANIZATION_ID",
+        "DAYTONA_TARGET",
+    ),
+    "E2B": ("E2B_API_KEY",),
+    "Modal": ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"),
+    "Runloop": ("RUNLOOP_API_KEY",),
+}
+"""The remote sandboxes' credentials (as Harbor 0.25's environment classes read them before
+a job starts, and its Daytona snapshots read `DAYTONA_TARGET`), by sandbox: the sandboxes
+whose Harbor extras the runner image carries (`actions/run/Dockerfile`)."""
+
+SANDBOX_KEYS: tuple[str, ...] = tuple(
+    name for names in SANDBOX_VARIABLES.values() for name in names
+)
+"""Every sandbox variable, in the order above: each enters the container when set."""
+
+PASSED_BY_NAME: tuple[str, ...] = (*MODEL_KEYS, *SANDBOX_KEYS)
+"""What enters the run's container by name whenever the job sets it."""
 
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 RESERVED_PREFIXES = ("GITHUB_", "ACTIONS_", "RUNNER_", "INPUT_", "HBENCH_")

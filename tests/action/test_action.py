@@ -9,6 +9,7 @@ upload; the other tests read what it left, or stop before Docker starts.
 
 from __future__ import annotations
 
+import json
 import shlex
 import stat
 import subprocess
@@ -92,6 +93,7 @@ def ran(caller: CallerGitHub, runner_image: str) -> Iterator[Ran]:
             "max-retries": "1",
             "network": "host",
             "pass-env": "LAB_URL",
+            "concurrent-trials": "2",
         },
     )
     yield Ran(result, job, caller)
@@ -116,6 +118,10 @@ def test_the_action_issues_runs_and_uploads_a_job_bound_to_its_workflow_run(ran:
     assert claims[0]["jti"] != claims[1]["jti"]
     assert {c["run_id"] for c in claims} == {str(RUN_ID)}
     assert outputs["evidence"].split() == ["self-reported", "issued", "run-on-ci"]
+    # The `concurrent-trials` input went into the spec, and Harbor ran the job with it.
+    assert json.loads((ran.run_dir / "spec.json").read_text())["n_concurrent_trials"] == 2
+    (job_dir,) = (ran.run_dir / "jobs").iterdir()
+    assert json.loads((job_dir / "config.json").read_text())["n_concurrent_trials"] == 2
 
     answer = httpx.get(outputs["job-url"], headers={"authorization": f"Bearer {service.api_token}"})
     assert answer.status_code == 200, answer.text

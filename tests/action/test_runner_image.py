@@ -54,6 +54,7 @@ def test_only_named_variables_enter_and_the_host_network_reaches_its_loopback(
     chown_tree(workspace, RUNNER_UID)
     environ = {
         "ANTHROPIC_API_KEY": "sk-ant-probe",
+        "E2B_API_KEY": "e2b-probe-key",
         "LAB_URL": "http://lab.example",
         "GITHUB_TOKEN": "ghs_not_for_the_container",
         "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "not-for-the-container",
@@ -76,7 +77,8 @@ def test_only_named_variables_enter_and_the_host_network_reaches_its_loopback(
         seen = json.loads(docker(runner_image, *argv[1:], env={**environ, **planned.values}))
 
     assert seen["answer"] == '"pong"'  # the runner's loopback, from inside the container
-    assert set(seen["env"]) - IMAGE_ENV == {"ANTHROPIC_API_KEY", "LAB_URL", "LAB_TOKEN"}
+    assert set(seen["env"]) - IMAGE_ENV == {"ANTHROPIC_API_KEY", "E2B_API_KEY", "LAB_URL",
+                                            "LAB_TOKEN"}  # fmt: skip
     assert seen["env"]["LAB_TOKEN"] == "lab-secret"
     assert seen["env"]["HARBOR_TELEMETRY"] == "0"
     assert not any(value in " ".join(argv) for value in environ.values())
@@ -116,3 +118,12 @@ def test_harbors_task_cache_is_on_the_cache_volume(runner_image: str) -> None:
 
     assert target.strip() == "/cache/harbor"
     assert json.loads(volumes) == {"/cache": {}}
+
+
+def test_the_image_carries_the_remote_sandboxes_harbor_runs_trials_in(runner_image: str) -> None:
+    script = (
+        "import daytona, e2b, modal, runloop_api_client\n"
+        "from harbor.environments.factory import EnvironmentFactory\n"
+        "print('ok')\n"
+    )
+    assert docker(runner_image, "run", "--rm", IMAGE, "python", "-c", script).strip() == "ok"
