@@ -17,8 +17,9 @@ from pydantic import ValidationError
 from app.errors import validation_problems
 from app.registry import RegistryDep
 from app.runs import service
-from app.runs.policy import is_runnable
+from app.runs.policy import DOCKER, is_runnable
 from app.runs.schemas import IssueRequest
+from app.runs.spec import execution_of
 from app.web.pages import PageDep
 from hbench.errors import HbenchError, Problem
 from hbench.issue import JOBS_DIR, PROMPT_FILE, SPEC_FILE, UPLOADS_PATH
@@ -38,6 +39,7 @@ class BoardChoice:
     title: str
     agents: list[str]
     attempts: list[int]
+    max_concurrent_trials: int = 4
 
 
 def board_choices(registry: Registry) -> list[BoardChoice]:
@@ -49,7 +51,11 @@ def board_choices(registry: Registry) -> list[BoardChoice]:
             continue
         choices.append(
             BoardChoice(
-                board.slug, board.title or board.slug, list(model.agents), list(board.attempts)
+                board.slug,
+                board.title or board.slug,
+                list(model.agents),
+                list(board.attempts),
+                board.max_concurrent_trials,
             )
         )
     return choices
@@ -62,9 +68,18 @@ class EnvironmentChoice:
 
 
 def environment_choices(registry: Registry) -> list[EnvironmentChoice]:
-    """Where the trials may run: Harbor's docker environment, and the environments some
+    """Where the trials may run: the board's first environment (Harbor's docker one unless
+    its policy says otherwise), the other Harbor environment types some board's policy
+    allows (remote sandboxes), each named with its boards, and the environment classes some
     benchmark allows besides (the demo's sandbox), each named with its benchmarks."""
-    choices = [EnvironmentChoice("", "Harbor's docker environment (every benchmark)")]
+    choices = [EnvironmentChoice("", "The board's default: Harbor's docker environment")]
+    types: dict[str, list[str]] = {}
+    for board in sorted(registry.boards.values(), key=lambda b: b.slug):
+        for environment in board.environments:
+            if environment != DOCKER or board.environments[0] != DOCKER:
+                types.setdefault(environment, []).append(board.slug)
+    for environment, slugs in sorted(types.items()):
+        choices.append(EnvironmentChoice(environment, f"{environment} ({', '.join(slugs)} only)"))
     allowed: dict[str, list[str]] = {}
     for benchmark in sorted(registry.benchmarks.values(), key=lambda b: b.slug):
         for environment in benchmark.custom_environments:
@@ -118,6 +133,7 @@ async def issue(page: PageDep, registry: RegistryDep) -> HTMLResponse:
         job_name=job_name,
         token=issued.token,
         spec_text=json.dumps(run.spec, indent=2),
+        execution=execution_of(run.spec),
         environment=environment,
         run_command=run_it_command(job_name, run.spec, issued.prompt_template, environment),
         upload_command=upload_command(page.service_url, job_name),
@@ -145,6 +161,12 @@ def issue_request(fields: dict[str, str]) -> IssueRequest:
     environment = fields.get("environment", "").strip()
     if environment:
         body["environment"] = environment
+    concurrent = fields.get("n_concurrent_trials", "").strip()
+    if concurrent and not concurrent.isdigit():
+        message = "trials at once must be a whole number, such as 8"
+        problems.append(Problem("request-invalid", message, "n_concurrent_trials"))
+    elif concurrent:
+        body["n_concurrent_trials"] = int(concurrent)
     attempts = fields.get("n_attempts", "1").strip() or "1"
     if not attempts.isdigit():
         problems.append(Problem("request-invalid", "attempts must be 1 or 3", "n_attempts"))
