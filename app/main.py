@@ -9,6 +9,7 @@ lifespan, after migrations bring the database to head.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -33,6 +34,7 @@ from app.runs import routes as runs_routes
 from app.security import install_security_headers
 from app.settings import Settings, get_settings
 from app.site.serve import mount_site
+from app.uploads.redaction.engine import default_engine
 from app.v1 import routes as v1_routes
 from app.web import install as install_web_pages
 from hbench import __version__
@@ -98,6 +100,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings = app_settings(app)
     resources = open_resources(settings)
     app.state.resources = resources
+    # The redaction engine takes a second or two to compile, once per process: compiled
+    # now, the first run summary pushed or query logged doesn't wait for it.
+    threading.Thread(target=default_engine, name="hbench-redaction-warm", daemon=True).start()
     # The data-repo writer drains the outbox in the background (app/datarepo/service.py).
     writer = None
     try:

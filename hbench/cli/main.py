@@ -22,7 +22,7 @@ GROUPS = {
     "jobs": ("hbench.cli.jobs", "Resume, verify, pack and upload job folders."),
     "registry": (
         "hbench.cli.registry",
-        "Search the benchmark registry and check registry folders.",
+        "Search, pull and run the registry's benchmarks, and check registry folders.",
     ),
     "runs": ("hbench.cli.runs", "Issue runs from an hbench service, list them, and abandon them."),
     "bench": (

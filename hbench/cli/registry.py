@@ -29,8 +29,7 @@ from registry.pins import pinned
 from registry.search import search as search_index
 
 app = typer.Typer(
-    help="Search the benchmark registry, pull a benchmark as Harbor tasks and run it, and "
-    "check registry folders.",
+    help="Search, pull and run the registry's benchmarks, and check registry folders.",
     no_args_is_help=True,
 )
 

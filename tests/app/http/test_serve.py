@@ -36,7 +36,7 @@ def test_serve_believes_no_forwarded_address_and_logs_no_sign_in_code(tmp_path: 
         text=True,
     )
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             deadline = time.monotonic() + 30
             while True:
                 assert server.poll() is None, server.communicate()[0]

@@ -35,7 +35,7 @@ def test_two_workers_share_one_port_one_state_and_their_metrics(tmp_path: Path) 
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             deadline = time.monotonic() + 90
             while True:
                 assert server.poll() is None, server.communicate()[0]

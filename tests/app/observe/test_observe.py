@@ -115,7 +115,7 @@ def test_serve_logs_json_lines_with_the_apps_own_and_each_requests_id(tmp_path: 
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
             deadline = time.monotonic() + 60
             while True:
                 assert server.poll() is None, server.communicate()[0]

@@ -235,11 +235,12 @@ def test_an_issued_run_killed_mid_run_resumed_and_uploaded_is_accepted(
     assert service.run(run_id).status is IssuedRunStatus.UPLOADED
     checks = {check["rule"]: check["status"] for check in answer["checks"]}
     assert checks["spec-matches"] == checks["spec-digest-matches"] == "passed"
-    # Every rule passed, but the one an issued run leaves to spec-matches (where it runs).
+    # Every rule passed, but the two an issued run leaves to spec-matches (where it runs,
+    # and with which prompt).
     assert {rule for rule, status in checks.items() if status != "passed"} == {
-        "environment-allowed"
+        "environment-allowed", "prompt-needs-issued-run"
     }, checks
-    assert checks["environment-allowed"] == "skipped"
+    assert checks["environment-allowed"] == checks["prompt-needs-issued-run"] == "skipped"
 
 
 @pytest.mark.harbor
