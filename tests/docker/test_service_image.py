@@ -66,7 +66,9 @@ def test_the_service_image_runs_unprivileged_and_answers_health_ready_and_metric
         logs = subprocess.run(
             [docker, "logs", name], capture_output=True, text=True, timeout=60, check=True
         )
-        lines = [json.loads(x) for x in (logs.stdout + logs.stderr).splitlines() if x.startswith("{")]
+        lines = [
+            json.loads(x) for x in (logs.stdout + logs.stderr).splitlines() if x.startswith("{")
+        ]
         assert any(x["logger"] == "uvicorn.access" for x in lines)
         listed = run(docker, "exec", name, "ls", "/state")
         assert {"hbench.sqlite3", "site", "data"} <= set(listed.split())

@@ -238,7 +238,8 @@ def test_an_issued_run_killed_mid_run_resumed_and_uploaded_is_accepted(
     # Every rule passed, but the two an issued run leaves to spec-matches (where it runs,
     # and with which prompt).
     assert {rule for rule, status in checks.items() if status != "passed"} == {
-        "environment-allowed", "prompt-needs-issued-run"
+        "environment-allowed",
+        "prompt-needs-issued-run",
     }, checks
     assert checks["environment-allowed"] == checks["prompt-needs-issued-run"] == "skipped"
 
