@@ -4,12 +4,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
@@ -17,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from app.main import create_app
 from app.settings import Settings
 from tests.app.conftest import LOCAL, NO_REGRADES
-from tests.app.http.test_serve import HBENCH_APP, free_port
+from tests.app.http.serving import serving
 from tests.app.v1.conftest import summary
 
 
@@ -107,31 +104,11 @@ def test_ready_names_each_part_and_refuses_with_the_one_that_failed(
 
 @pytest.mark.timeout(120)
 def test_serve_logs_json_lines_with_the_apps_own_and_each_requests_id(tmp_path: Path) -> None:
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HBENCH_")}
-    env.update(HBENCH_REGRADE_ENABLED="false", HBENCH_LOG_FORMAT="json")
-    server = subprocess.Popen(
-        [HBENCH_APP, "serve", "--port", str(port), "--state-dir", str(tmp_path / "state")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    try:
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as client:
-            deadline = time.monotonic() + 60
-            while True:
-                assert server.poll() is None, server.communicate()[0]
-                try:
-                    if client.get("/api/health").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                assert time.monotonic() < deadline, "the service did not start within 60 s"
-                time.sleep(0.2)
-            client.get("/api/health", headers={"x-request-id": "probe-1234"})
-            assert client.post("/v1/runs", json=summary()).status_code == 201
-            time.sleep(8)  # the writer's round pushes the run: an INFO line of the app's own
-    finally:
-        server.terminate()
-        output = server.communicate(timeout=20)[0]
+    with serving(tmp_path, HBENCH_LOG_FORMAT="json") as served:
+        served.client.get("/api/health", headers={"x-request-id": "probe-1234"})
+        assert served.client.post("/v1/runs", json=summary()).status_code == 201
+        time.sleep(8)  # the writer's round pushes the run: an INFO line of the app's own
+    output = served.output
     lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert lines, output
     assert all({"time", "level", "logger", "message", "request_id"} <= set(x) for x in lines)

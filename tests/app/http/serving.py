@@ -1,0 +1,65 @@
+"""`hbench-app serve` as its own process, for the tests of what only a real server shows:
+its own settings, its log, its worker processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from app.health import wait_until_healthy
+from tests.hbench.cli.service import loopback_socket
+
+HBENCH_APP = str(Path(sys.executable).with_name("hbench-app"))
+START_SECONDS = 90.0
+ANSWER_SECONDS = 60.0
+"""A busy two-core machine can take this long to start the service, or answer it."""
+
+
+def free_port() -> int:
+    with loopback_socket() as sock:
+        port: int = sock.getsockname()[1]
+    return port
+
+
+@dataclass
+class Served:
+    """The running service: a client of it, and once it has stopped, all it printed."""
+
+    url: str
+    client: httpx.Client
+    log: Path
+
+    @property
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@contextmanager
+def serving(folder: Path, **settings: str) -> Iterator[Served]:
+    """Serve with its state in `folder`, on a free port, with no `HBENCH_` setting of this
+    machine's but `settings` (and no regrading); stopped when the block ends."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HBENCH_")}
+    env.update({"HBENCH_REGRADE_ENABLED": "false", **settings})
+    log = folder / "serve.log"
+    with log.open("w") as sink:
+        server = subprocess.Popen(
+            [HBENCH_APP, "serve", "--port", str(port), "--state-dir", str(folder / "state")],
+            env=env, stdout=sink, stderr=subprocess.STDOUT, text=True,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        started = wait_until_healthy(url, server, START_SECONDS)
+        assert started == "up", f"the service is {started}:\n{log.read_text()}"
+        with httpx.Client(base_url=url, timeout=ANSWER_SECONDS) as client:
+            yield Served(url, client, log)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
