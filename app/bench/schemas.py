@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any, Literal, Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, Field
 
 from app.bench.actions import NOT_PLACEABLE, JobActions, job_actions
-from app.bench.service import REDACTION_RULES
+from app.checks.summary import JobSummary, SummaryBoards
 from app.db.models import Job
 from app.publish.retention import Policy
 from app.regrade.service import regrade_json, run_evidence
@@ -63,14 +63,13 @@ class JobBoards(BaseModel):
     )
 
 
-def job_boards(placed: dict[str, Any], counted: Problem | None) -> JobBoards:
+def job_boards(placed: SummaryBoards, counted: Problem | None) -> JobBoards:
     """The boards as the upload found them; none, for a copy of a job that counted."""
-    notes = [BoardNote(**note) for note in placed["notes"]]
+    notes = [BoardNote(code=note.code, message=note.message) for note in placed.notes]
     if counted is not None:
         note = BoardNote(code=counted.code, message=counted.message)
         return JobBoards(fits=[], opens=None, notes=[note, *notes])
-    opens = placed.get("opens")
-    return JobBoards(fits=placed["fits"], opens=opens["slug"] if opens else None, notes=notes)
+    return JobBoards(fits=list(placed.fits), opens=placed.opens_slug, notes=notes)
 
 
 def unplaced(row: Job, boards: JobBoards) -> Problem | None:
@@ -150,21 +149,20 @@ class JobInfo(BaseModel):
     ) -> Self:
         """The job as stored; `counted` is why a copy of a job that counted can't count
         again (`app.bench.service.counted_before`), read at the time of the answer."""
-        summary = row.summary
-        placed = summary["boards"]
+        summary = JobSummary.of(row)
         regrade = regrade_json(row.regrade)
-        boards = job_boards(placed, counted)
+        boards = job_boards(summary.boards, counted)
         return cls(
             id=row.id,
             harbor_job_id=row.job_id,
             name=row.job_name,
             status=row.status.value,
-            dataset=summary.get("dataset"),
-            agent=summary["agent"]["name"],
-            model=summary.get("model"),
-            n_attempts=summary["n_attempts"],
-            score=summary["score"],
-            pass_at_k=summary.get("pass_at_k", {}),
+            dataset=summary.dataset,
+            agent=summary.agent.name,
+            model=summary.model,
+            n_attempts=summary.n_attempts,
+            score=summary.score,
+            pass_at_k=summary.pass_at_k,
             boards=boards,
             counted_before=counted is not None,
             issued_run_id=row.issued_run_id,
@@ -204,10 +202,11 @@ class JobDetail(UploadAccepted):
         "service counted them.",
         examples=[{"anthropic-api-key": 1, "generic-credential": 2}],
     )
-    summary: dict[str, Any] = Field(
+    summary: JobSummary = Field(
         description="What was run and how it scored: the job's identity, dataset and tasks, "
         "agent and model, per-task rewards (`results`), usage, versions and digests, "
-        "settings, the boards it fits, and placement's own facts."
+        "settings, the boards it fits, and placement's own facts, as the service stores "
+        "them (`format` is the version of their meaning)."
     )
 
     @classmethod
@@ -215,8 +214,10 @@ class JobDetail(UploadAccepted):
         cls, row: Job, counted: Problem | None = None, *, policy: Policy, now: datetime
     ) -> Self:
         accepted = UploadAccepted.from_row(row, counted, policy=policy, now=now)
-        rules = row.summary.get(REDACTION_RULES) or {}
-        return cls(**accepted.model_dump(), redaction_rules=rules, summary=row.summary)
+        summary = JobSummary.of(row)
+        return cls(
+            **accepted.model_dump(), redaction_rules=summary.redaction_rules, summary=summary
+        )
 
 
 class JobList(BaseModel):

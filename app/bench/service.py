@@ -57,10 +57,6 @@ STORED_GZIP_LEVEL = 1
 but takes four times the CPU, which made packing a 95 MiB upload cost as much as checking
 it; storage is cheaper than holding an upload's request that long."""
 
-REDACTION_RULES = "redaction_rules"
-"""The summary's key for the values redaction replaced over the whole job, per rule id
-(the row's `redactions` count them per file)."""
-
 LISTED_STATUSES = (JobStatus.PRIVATE, JobStatus.PUBLISHED, JobStatus.WITHDRAWN)
 """What Your bench lists: a deleted job keeps only its hidden fingerprint."""
 
@@ -127,7 +123,7 @@ def accept(
     )
     row = new_row(
         upload, job, manifest, boards, report=report, redactions=redactions,
-        tasks_pinned=tasks_pinned,
+        tasks_pinned=tasks_pinned, redaction_rules=redacted.rule_totals(),
     )  # fmt: skip
     plan = plan_regrade(
         RegradeInput(
@@ -140,10 +136,7 @@ def accept(
             redactions=redactions,
         )
     )
-    row.summary = {**row.summary, REDACTION_RULES: redacted.rule_totals()}
     ci = upload.uploader.ci
-    if ci is not None:
-        row.summary = {**row.summary, "ci": ci.summary()}
     archive = pack_beside(extracted)
     regrade = new_regrade(row.id, plan, upload.now)
     also = partial(consume_jti, claims=ci.claims, now=upload.now) if ci is not None else None
@@ -303,19 +296,25 @@ def new_row(
     report: Checked,
     redactions: dict[str, int],
     tasks_pinned: bool = False,
+    redaction_rules: dict[str, int] | None = None,
 ) -> Job:
     """The job's row, not yet stored: private, with its summary, checks and fingerprint."""
     extracted, uploader = upload.extracted, upload.uploader
     issued = uploader.issued
     size = UploadSize(extracted.compressed_bytes, extracted.unpacked_bytes, len(extracted.files))
     job_id = new_job_id(upload.now)
+    ci = uploader.ci.summary() if uploader.ci is not None else None
+    summary = job_summary(
+        job, manifest, boards, issued, size, tasks_pinned=tasks_pinned,
+        redaction_rules=redaction_rules, ci=ci,
+    )  # fmt: skip
     return Job(
         id=job_id,
         owner_id=uploader.account_id,
         job_id=uuid.UUID(job.job_id),
         job_name=job.job_name[:255],
         status=JobStatus.PRIVATE,
-        summary=job_summary(job, manifest, boards, issued, size, tasks_pinned=tasks_pinned),
+        summary=summary.stored(),
         checks=[result.to_json() for result in report.results],
         redactions=redactions,
         fingerprint=fingerprint(job),

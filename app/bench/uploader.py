@@ -30,6 +30,7 @@ from app.auth.service import authenticate_api_token, refuse_denied
 from app.auth.tokens import hash_token, hashes_match, is_run_token
 from app.checks.evidence import IssuedSpec
 from app.checks.run_token import RUN_TOKEN_HEADER, run_token_problems, unknown_token
+from app.checks.summary import SummaryCi
 from app.clock import Clock, ClockDep
 from app.db.models import Account, IssuedRun
 from app.db.session import Database
@@ -57,15 +58,15 @@ class CiBinding:
     """The issuing workflow was a trusted release on a GitHub-hosted runner, and the run
     was not continued from another workflow run."""
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> SummaryCi:
         """What the stored job keeps of it (`app.regrade.service.run_evidence` reads it)."""
-        return {
-            "bound": True,
-            "run_on_ci": self.run_on_ci,
-            "runner_environment": self.claims.runner_environment,
-            "run_id": self.claims.run_id,
-            "run_attempt": self.claims.run_attempt,
-        }
+        return SummaryCi(
+            bound=True,
+            run_on_ci=self.run_on_ci,
+            runner_environment=self.claims.runner_environment,
+            run_id=self.claims.run_id,
+            run_attempt=self.claims.run_attempt,
+        )
 
 
 @dataclass(frozen=True)

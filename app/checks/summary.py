@@ -4,8 +4,11 @@ The summary is what Your bench shows and what publishing builds the public run r
 from (`registry.datarepo.models.PublishedRun`): the job's identity, what ran, its score
 and per-task rewards, usage, versions and digests, its settings, and the boards it fits.
 `facts` is placement's own input (`registry.placement.JobFacts`), so publishing can place
-the job again against the boards open by then. Everything is JSON: it is stored as is,
-with key-like values replaced as in the stored files.
+the job again against the boards open by then. It is a `JobSummary`, stored as its JSON
+(`stored()`, with key-like values replaced as in the stored files) and read back through
+the model (`JobSummary.of(row)`), so every reader names its keys as fields; `format` says
+which meaning the keys have, and keys added later have defaults, so older rows read too.
+A deleted job keeps a `KeptSummary`.
 
 The fingerprint is the part kept when the job is deleted (DESIGN.md, flow 5): the job's
 id and each trial's task, start, finish and token counts, enough to recognise the same
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, Self
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from app.checks.boards import Boards
 from app.checks.evidence import IssuedSpec
@@ -27,7 +32,7 @@ from app.uploads.redact import redact_text
 from hbench.jobs.consistency import task_digests
 from hbench.jobs.manifest import Manifest
 from hbench.jobs.models import Job, Trial
-from registry.placement import EntrySettings
+from registry.placement import EntrySettings, JobFacts
 from registry.settings import agent_options, settings_from_config
 
 SUMMARY_FORMAT = 1
@@ -43,6 +48,162 @@ class UploadSize:
     files: int
 
 
+class _Part(BaseModel):
+    """A part of the stored summary: keys the model does not know are left out."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class SummaryAgent(_Part):
+    """The agent that ran, as the job's config and trials name it."""
+
+    model_config = ConfigDict(validate_by_name=True, serialize_by_alias=True)
+
+    name: str
+    version: str | None = None
+    arguments: dict[str, Any] = Field(default_factory=dict, alias="kwargs")
+    """The agent's kwargs in the job's config (stored as `kwargs`)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """The options that make its entry (`registry.settings.agent_options`)."""
+
+
+class SummaryUsage(_Part):
+    """The job's tokens and cost, as Harbor counted them; None where it counted none."""
+
+    input_tokens: int | None = None
+    cached_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class SummaryEnvironment(_Part):
+    """Where the trials ran: Harbor's environment type, or its `module:Class`."""
+
+    type: str | None = None
+    import_path: str | None = None
+
+
+class SummaryIssuedRun(_Part):
+    """The issued run the job was uploaded as."""
+
+    id: str
+    board: str
+    entry: str
+
+
+class SummaryBoardNote(_Part):
+    """Why the job fits no board: the code publishing it is refused with."""
+
+    code: str
+    message: str
+
+
+class SummaryBoards(_Part):
+    """The boards the job fits, the one it would open, and why it fits none."""
+
+    fits: list[str] = Field(default_factory=list)
+    opens: dict[str, Any] | None = None
+    """The board publishing would open (`registry.placement.OpenBoard`, as its file)."""
+    notes: list[SummaryBoardNote] = Field(default_factory=list)
+
+    @property
+    def opens_slug(self) -> str | None:
+        slug = self.opens.get("slug") if self.opens is not None else None
+        return str(slug) if slug is not None else None
+
+
+class SummaryCi(_Part):
+    """The workflow run an issued run's upload was bound to by its OIDC token."""
+
+    bound: bool = True
+    run_on_ci: bool = False
+    runner_environment: str | None = None
+    run_id: int | None = None
+    run_attempt: int | None = None
+
+
+class KeptSummary(_Part):
+    """What a deleted job's summary keeps: its identity, and which task files it ran (so
+    its board keeps one set of them); results and usage go with its files."""
+
+    format: int = SUMMARY_FORMAT
+    job_id: str
+    job_name: str
+    task_digests: dict[str, str] = Field(default_factory=dict)
+    """Each task's digest from the job's lock.json (added later: empty in older rows)."""
+
+    @classmethod
+    def of(cls, row: Stored) -> Self:
+        """The summary a stored job row holds."""
+        return cls.model_validate(row.summary)
+
+    def stored(self) -> dict[str, Any]:
+        """The summary as the row stores it: JSON, one key per field."""
+        return self.model_dump(mode="json")
+
+
+class JobSummary(KeptSummary):
+    """The stored summary of an accepted job (the module docstring lists what it holds).
+
+    Keys added after the first rows were written have defaults, so every stored row reads.
+    """
+
+    dataset: str | None = None
+    datasets: list[str] = Field(default_factory=list)
+    task_names: list[str] = Field(default_factory=list)
+    agent: SummaryAgent
+    model: str | None = None
+    n_attempts: int
+    n_trials: int = 0
+    n_errored_trials: int = 0
+    n_retries: int = 0
+    score: float
+    pass_at_k: dict[str, float] = Field(default_factory=dict)
+    results: dict[str, list[float | None]]
+    """Each task's primary rewards in attempt order (`task_rewards`)."""
+    usage: SummaryUsage = Field(default_factory=SummaryUsage)
+    started_at: str | None = None
+    finished_at: str | None = None
+    harbor_version: str | None = None
+    hbench_version: str | None = None
+    manifest_digest: str | None = None
+    spec_digest: str | None = None
+    environment: SummaryEnvironment = Field(default_factory=SummaryEnvironment)
+    comparability: dict[str, Any] = Field(default_factory=dict)
+    """The comparable settings of the job's config (`registry.settings`)."""
+    entry_settings: dict[str, Any] | None = None
+    """What the job's entry stands for (`registry.placement.EntrySettings`, as its file)."""
+    entry_settings_digest: str | None = None
+    issued_run: SummaryIssuedRun | None = None
+    boards: SummaryBoards
+    facts: dict[str, Any] | None = None
+    """Placement's own input (`registry.placement.JobFacts`, as its file)."""
+    tasks_pinned: bool = False
+    """Every task's digest is the one its benchmark pins (added later: False before)."""
+    upload: UploadSize | None = None
+    redaction_rules: dict[str, int] = Field(default_factory=dict)
+    """Values redaction replaced over the whole job, by rule id (added later: empty)."""
+    ci: SummaryCi | None = None
+    """The workflow run the upload was bound to; None for an unbound upload."""
+
+    def job_facts(self) -> JobFacts | None:
+        """The facts placement reads, as the upload recorded them."""
+        return JobFacts.model_validate(self.facts) if self.facts else None
+
+    def settings(self) -> EntrySettings:
+        """What the job's entry stands for; for a row without them, the agent alone."""
+        if self.entry_settings:
+            return EntrySettings.model_validate(self.entry_settings)
+        return EntrySettings(agent=self.agent.name, options=self.agent.options)
+
+
+class Stored(Protocol):
+    """A stored job row (`app.db.models.Job`): its summary is JSON."""
+
+    @property
+    def summary(self) -> Mapping[str, Any]: ...
+
+
 def job_summary(
     job: Job,
     manifest: Manifest,
@@ -51,72 +212,74 @@ def job_summary(
     size: UploadSize,
     *,
     tasks_pinned: bool = False,
-) -> dict[str, Any]:
-    """The stored summary of an accepted job (the module docstring lists what it holds)."""
+    redaction_rules: Mapping[str, int] | None = None,
+    ci: SummaryCi | None = None,
+) -> JobSummary:
+    """The stored summary of an accepted job (the module docstring lists what it holds).
+
+    Everything read from the job is redacted (`redacted`); the redaction counts and the
+    CI binding are the service's own, added after.
+    """
     agent = job.config.agents[0]
     facts = boards.facts
     entry = EntrySettings.of(facts) if facts is not None else None
-    summary = redacted(
-        {
-            "format": SUMMARY_FORMAT,
-            "job_id": job.job_id,
-            "job_name": job.job_name,
-            "dataset": facts.dataset if facts is not None else None,
-            "datasets": job.dataset_refs,
-            "task_names": sorted({t.task_name for t in job.results if t.task_name}),
-            "agent": {
-                "name": agent.label,
-                "version": _first(t.agent_version for t in job.results),
-                "kwargs": dict(agent.kwargs),
-                "options": agent_options(agent.model_dump(mode="json")),
-            },
-            "model": _first(t.model for t in job.results) or agent.model_name,
-            "n_attempts": job.n_attempts,
-            "n_trials": len(job.results),
-            "n_errored_trials": sum(t.errored for t in job.results),
-            "n_retries": job.n_retries,
-            "score": job.score,
-            "pass_at_k": {str(k): value for k, value in sorted(job.pass_at_k.items())},
-            "results": task_rewards(job),
-            "usage": {
-                "input_tokens": job.n_input_tokens,
-                "cached_tokens": job.n_cache_tokens,
-                "output_tokens": job.n_output_tokens,
-                "cost_usd": job.cost_usd,
-            },
-            "started_at": _iso(job.started_at),
-            "finished_at": _iso(job.finished_at),
-            "harbor_version": job.harbor_version,
-            "hbench_version": manifest.hbench_version,
-            "manifest_digest": manifest.digest,
-            "spec_digest": manifest.spec_digest,
-            "environment": {
-                "type": job.environment.type,
-                "import_path": job.environment.import_path,
-            },
-            "comparability": settings_from_config(job.config.model_dump(mode="json")),
-            "entry_settings": entry.to_json_dict() if entry is not None else None,
-            "issued_run": (
-                {"id": issued.run_id, "board": issued.board, "entry": issued.entry}
-                if issued is not None
-                else None
-            ),
-            "boards": boards_json(boards),
-            "facts": facts.to_json_dict() if facts is not None else None,
-            "task_digests": task_digests(job),
-            "tasks_pinned": tasks_pinned,
-            "upload": {
-                "compressed_bytes": size.compressed_bytes,
-                "unpacked_bytes": size.unpacked_bytes,
-                "files": size.files,
-            },
-        }
+    built = JobSummary(
+        format=SUMMARY_FORMAT,
+        job_id=job.job_id,
+        job_name=job.job_name,
+        dataset=facts.dataset if facts is not None else None,
+        datasets=job.dataset_refs,
+        task_names=sorted({t.task_name for t in job.results if t.task_name}),
+        agent=SummaryAgent(
+            name=agent.label,
+            version=_first(t.agent_version for t in job.results),
+            arguments=dict(agent.kwargs),
+            options=agent_options(agent.model_dump(mode="json")),
+        ),
+        model=_first(t.model for t in job.results) or agent.model_name,
+        n_attempts=job.n_attempts,
+        n_trials=len(job.results),
+        n_errored_trials=sum(t.errored for t in job.results),
+        n_retries=job.n_retries,
+        score=job.score,
+        pass_at_k={str(k): value for k, value in sorted(job.pass_at_k.items())},
+        results=task_rewards(job),
+        usage=SummaryUsage(
+            input_tokens=job.n_input_tokens,
+            cached_tokens=job.n_cache_tokens,
+            output_tokens=job.n_output_tokens,
+            cost_usd=job.cost_usd,
+        ),
+        started_at=_iso(job.started_at),
+        finished_at=_iso(job.finished_at),
+        harbor_version=job.harbor_version,
+        hbench_version=manifest.hbench_version,
+        manifest_digest=manifest.digest,
+        spec_digest=manifest.spec_digest,
+        environment=SummaryEnvironment(
+            type=job.environment.type, import_path=job.environment.import_path
+        ),
+        comparability=settings_from_config(job.config.model_dump(mode="json")),
+        entry_settings=entry.to_json_dict() if entry is not None else None,
+        issued_run=(
+            SummaryIssuedRun(id=issued.run_id, board=issued.board, entry=issued.entry)
+            if issued is not None
+            else None
+        ),
+        boards=boards_json(boards),
+        facts=facts.to_json_dict() if facts is not None else None,
+        task_digests=task_digests(job),
+        tasks_pinned=tasks_pinned,
+        upload=size,
     )
+    summary = JobSummary.model_validate(redacted(built.stored()))
     # The digest of the settings as stored, so publishing computes the same one again.
-    settings = summary["entry_settings"]
-    summary["entry_settings_digest"] = (
+    settings = summary.entry_settings
+    summary.entry_settings_digest = (
         EntrySettings.model_validate(settings).digest() if settings is not None else None
     )
+    summary.redaction_rules = dict(redaction_rules or {})
+    summary.ci = ci
     return summary
 
 
@@ -148,13 +311,13 @@ def _strings_redacted(value: Any) -> Any:
     return value
 
 
-def boards_json(boards: Boards) -> dict[str, Any]:
+def boards_json(boards: Boards) -> SummaryBoards:
     """The boards a job fits, the one it would open, and why it fits none."""
-    return {
-        "fits": list(boards.fits),
-        "opens": boards.opens.to_json_dict() if boards.opens is not None else None,
-        "notes": [{"code": p.code, "message": p.message} for p in boards.notes],
-    }
+    return SummaryBoards(
+        fits=list(boards.fits),
+        opens=boards.opens.to_json_dict() if boards.opens is not None else None,
+        notes=[SummaryBoardNote(code=p.code, message=p.message) for p in boards.notes],
+    )
 
 
 def task_rewards(job: Job) -> dict[str, list[float | None]]:

@@ -9,10 +9,10 @@ several, or on a new board when it fits none ("Publish it to its board" in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from app.checks.summary import SummaryBoards
 from hbench.errors import HbenchError, Problem
 from registry.placement import OpenBoard, Placement
 
@@ -72,13 +72,9 @@ def placed_target(placement: Placement, requested: str | None) -> Target:
     return Target(fits[0])
 
 
-def unplaceable(boards: Mapping[str, Any]) -> HbenchError:
+def unplaceable(boards: SummaryBoards) -> HbenchError:
     """Why a job whose upload could not describe it to placement fits no board."""
-    notes = [
-        Problem(str(n.get("code") or NOT_PLACEABLE), str(n.get("message") or ""))
-        for n in boards.get("notes") or []
-        if isinstance(n, Mapping)
-    ]
+    notes = [Problem(n.code or NOT_PLACEABLE, n.message) for n in boards.notes]
     return HbenchError.from_problems(
         notes
         or [Problem(NOT_PLACEABLE, "the job can't be described to the boards; it stays private")]

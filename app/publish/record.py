@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from app.checks.summary import JobSummary
 from registry.datarepo.models import (
     Provenance,
     PublishedRun,
@@ -21,7 +22,6 @@ from registry.datarepo.models import (
     TrialTiming,
 )
 from registry.evidence import RunEvidence
-from registry.placement import EntrySettings
 
 DOWNLOAD_PATH = "/api/bench/jobs/{id}/download"
 RUNNER_KINDS = {"github-hosted", "self-hosted"}
@@ -37,7 +37,7 @@ def download_path(job_row_id: object) -> str:
 
 
 def published_run(
-    summary: Mapping[str, Any],
+    summary: JobSummary,
     *,
     run_id: str,
     board: str,
@@ -50,47 +50,37 @@ def published_run(
     evidence: RunEvidence | None = None,
 ) -> PublishedRun:
     """The job as its board and its run page show it, with what the service established."""
-    usage = summary.get("usage") or {}
-    agent = summary.get("agent") or {}
+    usage = summary.usage
     return PublishedRun(
         id=run_id,
         board=board,
         entry=entry,
-        job_id=str(summary["job_id"]),
+        job_id=summary.job_id,
         issued=issued,
-        model=summary.get("model"),
-        agent_version=agent.get("version"),
-        n_attempts=summary["n_attempts"],
-        results=summary["results"],
+        model=summary.model,
+        agent_version=summary.agent.version,
+        n_attempts=summary.n_attempts,
+        results=summary.results,
         usage=RunUsage(
-            input_tokens=usage.get("input_tokens"),
-            cached_tokens=usage.get("cached_tokens"),
-            output_tokens=usage.get("output_tokens"),
-            cost_usd=usage.get("cost_usd"),
+            input_tokens=usage.input_tokens,
+            cached_tokens=usage.cached_tokens,
+            output_tokens=usage.output_tokens,
+            cost_usd=usage.cost_usd,
         ),
-        harbor_version=summary.get("harbor_version"),
-        hbench_version=summary.get("hbench_version"),
+        harbor_version=summary.harbor_version,
+        hbench_version=summary.hbench_version,
         provenance=provenance,
         published_at=published_at,
-        manifest_digest=summary.get("manifest_digest"),
+        manifest_digest=summary.manifest_digest,
         redactions=dict(redactions),
         trials=trial_timings(fingerprint),
-        config=dict(summary.get("comparability") or {}),
+        config=dict(summary.comparability),
         download=download_path(run_id),
-        task_digests=dict(summary.get("task_digests") or {}),
+        task_digests=dict(summary.task_digests),
         evidence=evidence,
-        # Written by the upload (app/bench/service.py); absent from jobs uploaded before.
-        redaction_rules=dict(summary.get("redaction_rules") or {}),
+        # Counted by the upload (app/bench/service.py); empty for jobs uploaded before.
+        redaction_rules=dict(summary.redaction_rules),
     )
-
-
-def entry_settings(summary: Mapping[str, Any]) -> EntrySettings:
-    """What the job's entry stands for, as the upload recorded it."""
-    stored = summary.get("entry_settings")
-    if stored:
-        return EntrySettings.model_validate(stored)
-    agent = summary.get("agent") or {}
-    return EntrySettings(agent=agent["name"], options=agent.get("options") or {})
 
 
 def trial_timings(fingerprint: Mapping[str, Any] | None) -> list[TrialTiming]:

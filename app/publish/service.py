@@ -29,6 +29,7 @@ from app.bench.actions import (
 )
 from app.bench.service import get_job
 from app.blobs import BlobNotFoundError, BlobStore
+from app.checks.summary import JobSummary, KeptSummary
 from app.datarepo.changes import (
     CountIssuedRunChange,
     DeleteRunFilesChange,
@@ -41,7 +42,7 @@ from app.db.models import Account, IssuedRun, Job, JobStatus, OutboxEntry
 from app.http.headers import attachment
 from app.publish.choice import Target, issued_target, placed_target, unplaceable
 from app.publish.fingerprints import published_before, record_prints
-from app.publish.record import entry_settings, provenance_of, published_run, run_id_of
+from app.publish.record import provenance_of, published_run, run_id_of
 from app.publish.retention import Policy
 from app.publish.task_files import board_task_files_problem
 from app.regrade.service import publish_refusal, regrade_of, run_evidence
@@ -49,12 +50,9 @@ from app.v1.service import record_published_run, reject_published_run
 from hbench.errors import HbenchError
 from registry.datarepo.models import PublishedRun, RunEntry
 from registry.loader import Registry
-from registry.placement import JobFacts, OpenBoard, entry_name, place
+from registry.placement import OpenBoard, entry_name, place
 
 PUBLISH_LOCK = int.from_bytes(hashlib.sha256(b"hbench-publish").digest()[:8], signed=True)
-KEPT_SUMMARY_KEYS = ("format", "job_id", "job_name", "task_digests")
-"""What a deleted job's summary keeps: its identity, and which task files it ran (so its
-board keeps one set of them); results and usage go with its files."""
 ARCHIVE_TYPE = "application/gzip"
 """A download's media type: a job's archive is a .tar.gz."""
 
@@ -99,7 +97,7 @@ def publish(
         session.rollback()
         raise
     record = published_run(
-        row.summary,
+        JobSummary.of(row),
         run_id=run_id_of(row.id),
         board=target.board,
         entry=entry,
@@ -135,19 +133,19 @@ def choose(
     registry: Registry,
 ) -> tuple[Target, RunEntry]:
     """The board and entry the job goes under: an issued run's own, or placement's."""
-    settings = entry_settings(row.summary)
+    summary = JobSummary.of(row)
+    settings, boards = summary.settings(), summary.boards
     if run is not None:
-        boards = row.summary.get("boards") or {}
-        if boards.get("notes") and run.board not in (boards.get("fits") or []):
+        if boards.notes and run.board not in boards.fits:
             # The upload found it can't keep its board (other task files than the board's).
             raise unplaceable(boards)
         target = issued_target(run.board, board)
         return target, RunEntry(owner=account.login, name=run.entry, settings=settings)
-    facts, boards = row.summary.get("facts"), row.summary.get("boards") or {}
-    if not facts or (boards.get("notes") and not boards.get("fits") and not boards.get("opens")):
+    facts = summary.job_facts()
+    if facts is None or (boards.notes and not boards.fits and not boards.opens):
         # The upload's board rules found it fits no board: say why, with their codes.
         raise unplaceable(boards)
-    placement = place(JobFacts.model_validate(facts), registry, opened_boards(session))
+    placement = place(facts, registry, opened_boards(session))
     target = placed_target(placement, board)
     name = entry_name(account.login, settings)
     return target, RunEntry(owner=account.login, name=name, settings=settings)
@@ -223,7 +221,7 @@ def delete(
         # record says its files were deleted, and the audit log has a line for it.
         enqueue(session, DeleteRunFilesChange(board=row.board, run_id=run_id_of(row.id)), at=now)
     row.status, row.deleted_at = JobStatus.DELETED, now
-    row.summary = {key: row.summary.get(key) for key in KEPT_SUMMARY_KEYS}
+    row.summary = KeptSummary.of(row).stored()
     row.checks, row.redactions = [], {}
     session.commit()
     if policy.deleted_files_retention.total_seconds() == 0:

@@ -9,11 +9,10 @@ digests are in each job's stored summary (`task_digests`), which a deleted job k
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.checks.summary import KeptSummary
 from app.db.models import Job
 from hbench.errors import Problem
 from registry.pins import differing_tasks
@@ -22,14 +21,14 @@ from registry.pins import mismatch as pin_mismatch
 
 def board_task_files_problem(session: Session, board: str, row: Job) -> Problem | None:
     """`task-digest-mismatch` when the board's first published run ran other task files."""
-    mine: Mapping[str, str] = row.summary.get("task_digests") or {}
+    mine = KeptSummary.of(row).task_digests
     first = session.scalars(
-        select(Job.summary)
+        select(Job)
         .where(Job.board == board, Job.published_at.is_not(None), Job.id != row.id)
         .order_by(Job.published_at, Job.id)
         .limit(1)
     ).first()
-    theirs: Mapping[str, str] = (first or {}).get("task_digests") or {}
+    theirs = KeptSummary.of(first).task_digests if first is not None else {}
     if not theirs:
         return None  # the board's runs predate task digests, or it has none yet
     differing = differing_tasks(theirs, mine, sorted(mine.keys() | theirs.keys()))

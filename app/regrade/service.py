@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from app.checks.summary import JobSummary
 from app.db.models import Job, Regrade, RegradeStatus
 from app.regrade.plan import RegradePlan
 from hbench.errors import Problem
@@ -94,13 +95,13 @@ def run_evidence(row: Job, regrade: Regrade | None) -> RunEvidence:
     else:
         outcome = OUTCOMES.get(regrade.status, "not-regradable")
         note = regrade.note if outcome != "agreed" else None
-    ci = row.summary.get("ci") or {}
+    summary = JobSummary.of(row)
     return RunEvidence(
         consistent=True,  # the upload refuses a job whose files disagree
-        tasks_pinned=bool(row.summary.get("tasks_pinned")),
+        tasks_pinned=summary.tasks_pinned,
         regrade=outcome,
         regrade_note=note[:500] if note else None,
-        ci=bool(ci.get("run_on_ci")),
+        ci=summary.ci is not None and summary.ci.run_on_ci,
     )
 
 

@@ -29,6 +29,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from app.blobs import BlobNotFoundError, BlobStore
+from app.checks.summary import JobSummary
 from app.db.models import Job, JobStatus, Regrade, RegradeStatus, utcnow
 from app.db.session import Database
 from app.regrade.compare import Recorded, Regraded, differences
@@ -144,7 +145,7 @@ class RegradeWorker:
         if isinstance(job, Outcome):
             return job
         summary, blob_key = job
-        dataset = summary.get("dataset")
+        dataset = summary.dataset
         folder = dataset_folder(dataset, self.settings.regrade_tasks_dir)
         if folder is None:
             return _not_regradable(f"the service keeps no copy of {dataset}'s tasks")
@@ -153,7 +154,7 @@ class RegradeWorker:
                 root = self._unpack(blob_key, scratch)
             except BlobNotFoundError:
                 return _not_regradable("the job's files were deleted before it was regraded")
-            digests = summary.get("task_digests") or {}
+            digests = summary.task_digests
             tasks = self._tasks(folder, digests, scratch)
             if isinstance(tasks, Outcome):
                 return tasks
@@ -232,13 +233,13 @@ class RegradeWorker:
         return Outcome(RegradeStatus.AGREED, f"all {graded} graded trials got the same rewards")
 
 
-def _job(session: Session, job_id: uuid.UUID) -> tuple[dict[str, Any], str] | Outcome:
+def _job(session: Session, job_id: uuid.UUID) -> tuple[JobSummary, str] | Outcome:
     row = session.get(Job, job_id)
     if row is None or row.status == JobStatus.DELETED or row.blob_key is None:
         return _not_regradable("the job was deleted before it was regraded")
     if row.files_hidden_at is not None:
         return _not_regradable("the job's files were hidden before it was regraded")
-    return dict(row.summary), row.blob_key
+    return JobSummary.of(row), row.blob_key
 
 
 def _not_regradable(why: str) -> Outcome:

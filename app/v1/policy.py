@@ -10,8 +10,8 @@ import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
+from app.checks.summary import JobSummary
 from app.ratelimit import Limit, address_bucket
 from app.v1.schemas import MAX_TASK_REWARDS, RunSubmission, TaskReward
 from hbench.errors import HbenchError, Problem
@@ -93,28 +93,27 @@ def limit_message(limits: PushLimits) -> str:
     )
 
 
-def published_submission(summary: Mapping[str, Any], benchmark: str, metric: str) -> RunSubmission:
+def published_submission(summary: JobSummary, benchmark: str, metric: str) -> RunSubmission:
     """A job published on a board, as a run summary: the same figures `hbench push` sends
     (`score = mean reward * 100`, each trial's reward, tokens, cost and versions)."""
-    rewards = task_rewards(summary.get("results") or {})
-    usage = summary.get("usage") or {}
-    tokens = [usage.get("input_tokens"), usage.get("output_tokens")]
-    agent = summary.get("agent") or {}
+    rewards = task_rewards(summary.results)
+    usage = summary.usage
+    tokens = [usage.input_tokens, usage.output_tokens]
     return RunSubmission(
         benchmark_slug=benchmark,
-        model=summary.get("model") or "none",
-        harness=agent.get("name") or "unknown",
-        task_count=max(1, len(summary.get("results") or {})),
-        n_attempts=max(1, int(summary.get("n_attempts") or 1)),
-        score=min(100.0, max(0.0, float(summary.get("score") or 0.0) * 100)),
+        model=summary.model or "none",
+        harness=summary.agent.name or "unknown",
+        task_count=max(1, len(summary.results)),
+        n_attempts=max(1, summary.n_attempts),
+        score=min(100.0, max(0.0, summary.score * 100)),
         metric=metric,
         # Harbor's input count includes cached tokens already.
         tokens_used=sum(t for t in tokens if t is not None)
         if any(t is not None for t in tokens)
         else None,
-        cost_usd=usage.get("cost_usd"),
-        harbor_version=_short(summary.get("harbor_version")),
-        cli_version=_short(summary.get("hbench_version")),
+        cost_usd=usage.cost_usd,
+        harbor_version=_short(summary.harbor_version),
+        cli_version=_short(summary.hbench_version),
         # A job of more trials than a summary may list keeps its score, not its rewards.
         task_rewards=rewards if len(rewards) <= MAX_TASK_REWARDS else None,
     )

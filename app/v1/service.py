@@ -16,6 +16,7 @@ from datetime import datetime
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
+from app.checks.summary import JobSummary
 from app.datarepo.changes import PushedRunChange
 from app.datarepo.outbox import enqueue
 from app.db.models import Account, Job, ReproducedRun, ReproducedRunStatus
@@ -155,11 +156,12 @@ def record_published_run(
     found = existing.one_or_none()
     if found is not None:
         return found
-    benchmark = board_benchmark(registry, board, job.summary.get("dataset"))
+    summary = JobSummary.of(job)
+    benchmark = board_benchmark(registry, board, summary.dataset)
     if benchmark is None:
         return None
     metric = registry.benchmarks[benchmark].metric
-    submission = policy.published_submission(job.summary, benchmark, metric)
+    submission = policy.published_submission(summary, benchmark, metric)
     row = new_row(submission, registry, now=now, status=ReproducedRunStatus.VALIDATED)
     row.user_id, row.job_ref = job.owner_id, job.id
     row.evidence = list(evidence) if evidence is not None else None

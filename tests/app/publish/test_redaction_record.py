@@ -9,6 +9,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
+from app.checks.summary import JobSummary
 from app.publish.record import published_run
 from app.settings import Settings
 from registry.datarepo.models import Provenance, RunEntry
@@ -41,11 +42,15 @@ def test_the_published_run_carries_its_redactions_per_rule_to_the_data_repositor
 
 def test_a_job_uploaded_before_rules_were_counted_publishes_a_record_without_them() -> None:
     entry = RunEntry(owner="alice", name="oracle-a1b2c3", settings=EntrySettings(agent="oracle"))
-    summary = {"job_id": "j-1", "n_attempts": 1, "results": {"hello-file": [1.0]}}
+    summary = {
+        "job_id": "j-1", "job_name": "demo", "agent": {"name": "oracle"}, "n_attempts": 1,
+        "score": 1.0, "results": {"hello-file": [1.0]}, "boards": {"fits": ["hbench-demo"]},
+    }  # fmt: skip
 
     def record(**extra: object) -> dict[str, object]:
         return published_run(
-            {**summary, **extra}, run_id="r-1", board="hbench-demo", entry=entry,
+            JobSummary.model_validate({**summary, **extra}), run_id="r-1", board="hbench-demo",
+            entry=entry,
             issued=False, provenance=Provenance(kind="local"), published_at=NOW,
             fingerprint=None, redactions={"a.txt": 1},
         ).to_json_dict()  # fmt: skip

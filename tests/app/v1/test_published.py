@@ -23,6 +23,7 @@ def published_job(db: Session, **summary: Any) -> Job:
         owner_id=owner.id, job_id=uuid.uuid4(), job_name="demo", status=JobStatus.PUBLISHED,
         checks=[], redactions={}, board="hbench-demo", entry="oracle-a3f9c1", published_at=NOW,
         summary={
+            "job_id": "j-1", "job_name": "demo", "boards": {"fits": ["hbench-demo"]},
             "dataset": "hbench-demo@1.0", "model": None, "agent": {"name": "oracle"},
             "n_attempts": 1, "score": 0.8,
             "results": {"count-lines": [1.0], "hello-file": [1.0], "prime-factor": [0.0],

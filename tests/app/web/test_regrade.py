@@ -24,6 +24,9 @@ from ..bench.conftest import issue_run
 from .conftest import submit
 
 SUMMARY: dict[str, Any] = {
+    "job_id": "j-1",
+    "job_name": "demo",
+    "results": {"prime-factor": [1.0, 1.0]},
     "dataset": "hbench-demo@1.0",
     "agent": {"name": "oracle"},
     "model": None,
