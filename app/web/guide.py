@@ -175,6 +175,8 @@ class BoardLimit:
     runs_waiting: int
     issued_last_day: int | None
     waiting_now: int | None
+    environments: str = "docker"
+    max_concurrent_trials: int = 4
 
 
 def counted(rows: Iterable[Any]) -> dict[str, int]:
@@ -217,6 +219,8 @@ def limits(page: PageDep, registry: RegistryDep) -> HTMLResponse:
             runs_waiting=board.limits.runs_waiting,
             issued_last_day=issued.get(board.slug, 0) if signed_in else None,
             waiting_now=waiting.get(board.slug, 0) if signed_in else None,
+            environments=", ".join(board.environments),
+            max_concurrent_trials=board.max_concurrent_trials,
         )
         for board in sorted(registry.boards.values(), key=lambda b: b.slug)
         if is_runnable(board, registry)

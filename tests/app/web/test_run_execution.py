@@ -84,3 +84,14 @@ def test_options_beyond_the_boards_policy_are_refused_and_nothing_stored(
     bad = submit(client, "/run", "/run", {**DEMO, "n_concurrent_trials": "many"})
     assert bad.status_code == 422 and "request-invalid" in bad.text
     assert stored(db) == []
+
+
+def test_the_limits_guide_lists_each_boards_environments_and_trials(
+    app: FastAPI, client: TestClient
+) -> None:
+    allow_sandboxes(app)
+
+    page = client.get("/guide/limits").text
+
+    assert "<td>docker, daytona</td><td>12</td>" in page
+    assert "run-concurrency-refused" in page
