@@ -139,8 +139,19 @@ def shown(page: Page, selector: str) -> str:
     return page.locator(selector).text_content() or ""
 
 
+GUIDE_PAGES = ("Put your result on a board", "Self-reported runs and issued runs",
+               "Cells and boards", "What a board makes public", "Limits", "Security",
+               "Troubleshooting")  # fmt: skip
+"""The pages the three guides send a reader to, by the names they give them."""
+
+
 def guide_commands(page: Page) -> dict[str, str]:
-    """The commands Put your result on a board prints, by their ids."""
+    """The commands Put your result on a board prints, by their ids, after a look at each
+    page of the guide the three guides name."""
+    for title in GUIDE_PAGES:
+        page.get_by_role("link", name="Guide", exact=True).first.click()
+        page.locator("ul.cards").get_by_role("link", name=title, exact=True).click()
+        expect(page.get_by_role("heading", level=1)).to_have_text(title)
     page.get_by_role("link", name="Guide", exact=True).first.click()
     page.get_by_role("link", name="Put your result on a board").first.click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("Put your result on a board")
@@ -170,6 +181,7 @@ def upload_folder(page: Page, job_dir: Path, token: str = "") -> None:
     """Your bench's Upload a job, with the run token pasted when there is one."""
     page.get_by_role("link", name="Your bench").first.click()
     expect(page.get_by_role("heading", level=2, name="Upload a job")).to_be_visible()
+    expect(page.locator("section.upload")).to_contain_text("[REDACTED]")
     page.get_by_label("Run token").fill(token)
     page.set_input_files("#folder-input", job_dir)
 
@@ -237,6 +249,7 @@ def test_the_three_guides_walked_as_a_user(
         page.get_by_label("Board").select_option("hbench-demo")
         page.get_by_label("Where the trials run").select_option(IMPORT_PATH)
         page.get_by_label("Agent", exact=True).fill("oracle")
+        expect(page.locator("summary", has_text="More options")).to_be_visible()
         page.get_by_role("button", name="Issue the run").click()
         expect(page.get_by_role("heading", level=1)).to_have_text("Your run is issued")
         expect(page.locator(".token")).to_contain_text("this page shows it once")
@@ -367,6 +380,9 @@ def test_the_three_guides_walked_as_a_user(
         # Delete a job: Delete job, type its name, press Delete job.
         page.get_by_role("link", name="Delete job").click()
         expect(page.get_by_role("heading", level=1)).to_have_text("Delete job")
+        expect(page.locator("#delete-goes")).to_contain_text(
+            "The job's results, trajectories, logs and files"
+        )
         page.get_by_label("Type the job's name").fill(own_job)
         page.get_by_role("button", name="Delete job").click()
         page.wait_for_url("**/bench?done=deleted")
@@ -459,6 +475,7 @@ def test_the_three_guides_walked_as_a_user(
         # Report a run: give the entry and its run number, say what's wrong, Send report.
         page.get_by_role("link", name="Report a submission").first.click()
         expect(page.get_by_role("heading", level=1)).to_have_text("Report a submission")
+        expect(page.locator("main").get_by_role("link", name="Security")).to_be_visible()
         page.get_by_label("Entry, as its board shows it").fill(entry)
         page.get_by_label("Run number").fill(issued_id)
         page.get_by_label("What's wrong").fill("Its files were deleted; please take it down.")
@@ -482,6 +499,7 @@ def test_the_three_guides_walked_as_a_user(
             # Deleted, its score left on its board; the copy kept privately, on no board.
             assert original.status is JobStatus.DELETED and original.board == "hbench-demo"
             assert original.published_at is not None and original.withdrawn_at is None
+            assert original.entry == entry  # the entry it was issued with
             assert copy.status is JobStatus.PRIVATE and copy.board is None
             # The uploads refused with bench-published-before stored nothing: the original,
             # its copy and the copy under another job id are all there is of it.
@@ -490,6 +508,7 @@ def test_the_three_guides_walked_as_a_user(
             own = session.get_one(Job, uuid.UUID(own_upload["id"]))
             assert own.status is JobStatus.DELETED and own.board == TWIN
             assert own.withdrawn_at is not None
+            assert own.entry == entry  # the owner's entry for the agent and its options
             runs = {str(run.id): run.status for run in session.scalars(select(IssuedRun))}
             assert runs[answer["run_id"]] is IssuedRunStatus.UPLOADED
             assert runs[spare["run_id"]] is IssuedRunStatus.ABANDONED
