@@ -28,6 +28,10 @@ def job_summary(
         )
     if runner is not None:
         lines.append(f"| runner | {cell(runner)} |")
+    execution = details.get("execution")
+    if isinstance(execution, dict):
+        where, at_once = execution.get("environment"), execution.get("n_concurrent_trials")
+        lines.append(f"| trials | in {cell(where)}, {cell(at_once)} at once |")
     lines.append(f"| score | {job.score:.3f} over {len(job.trials)} trials |")
     for k, value in sorted(job.pass_at_k.items()):
         lines.append(f"| pass@{k} | {value:.3f} |")

@@ -139,6 +139,7 @@ def test_the_action_issues_runs_and_uploads_a_job_bound_to_its_workflow_run(ran:
     summary = result.summary
     assert f"`{outputs['submission']}` on board `hbench-demo-quick`" in summary
     assert "| runner | github-hosted |" in summary
+    assert "| trials | in docker, 2 at once |" in summary
     assert "| score | 1.000 over 2 trials |" in summary
     assert f"[{job_id}]({outputs['job-url']})" in summary
     assert "| evidence | self-reported, issued, run-on-ci |" in summary
