@@ -40,6 +40,7 @@ from app.publish.record import download_path
 from app.publish.routes import policy_of
 from app.registry import RegistryDep
 from app.runs import service as runs
+from app.runs.spec import execution_of
 from app.runs.status import effective_status
 from app.settings import Settings
 from app.web import csrf
@@ -81,7 +82,7 @@ def your_bench(page: PageDep, done: str | None = None) -> HTMLResponse:
     ]
     jobs = [(job, regrade_view(job.regrade), evidence_view(job.evidence)) for job in listed]
     issued = [
-        (run, effective_status(run.status, run.expires_at, page.now))
+        (run, effective_status(run.status, run.expires_at, page.now), execution_of(run.spec))
         for run in runs.list_runs(page.session, account, LISTED)
     ]
     return page.render(

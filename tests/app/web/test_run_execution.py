@@ -60,6 +60,8 @@ def test_a_run_in_an_allowed_sandbox_shows_where_and_how_many(
     (run,) = stored(db)
     assert run.spec["environment"] == {"type": "daytona"}
     assert run.spec["n_concurrent_trials"] == 12
+    bench = client.get("/bench").text  # Your bench lists the run with where it runs
+    assert "<td><code>daytona</code>, 12 at once</td>" in bench
 
 
 def test_a_default_run_says_it_runs_in_docker_four_at_once(client: TestClient) -> None:
