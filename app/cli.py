@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated
 
 import typer
@@ -11,8 +13,10 @@ import typer
 from app.auth.service import create_api_token, ensure_account
 from app.cli_state import StateDir, settings_for
 from app.datarepo.cli import data_repo
+from app.datarepo.service import start_background_writer
 from app.db.migrate import current_revision, head_revision, migrated_database
 from app.github.cli import github_app
+from app.github.tokens import InstallationTokens
 from app.http.server import APP_FACTORY, server_config
 from app.http.server import run as run_server
 from app.main import create_app
@@ -20,7 +24,7 @@ from app.observe.metrics import MULTIPROCESS_VARIABLE, fresh_metrics_dir
 from app.publish.cli import maintenance
 from app.regrade.cli import embedded_worker, regrade
 from app.reports.cli import deny, reports
-from app.settings import env_name, is_login
+from app.settings import Settings, env_name, is_login
 from app.site.cli import site
 
 app = typer.Typer(
@@ -77,10 +81,28 @@ def serve(
             return
         # Each worker builds its app from the environment: this one, with the state
         # directory given here, and their metrics shared through files (app/observe/).
+        # They share the writer's checkout too, so the writer runs here, for them all.
         os.environ[env_name("state_dir")] = str(settings.state_dir.resolve())
         os.environ[MULTIPROCESS_VARIABLE] = str(fresh_metrics_dir(settings))
+        os.environ[env_name("writer_enabled")] = "false"
+        os.environ[env_name("site_follow")] = "false"
         config = server_config(APP_FACTORY, settings, host=host, port=port, workers=workers)
-        run_server(config)
+        with supervisor_writer(settings):
+            run_server(config)
+
+
+@contextmanager
+def supervisor_writer(settings: Settings) -> Iterator[None]:
+    """The data-repository writer of a service of several workers, in the supervisor: it
+    finds their changes by polling (`HBENCH_WRITER_POLL_INTERVAL`)."""
+    database = migrated_database(settings)
+    writer = start_background_writer(settings, database, InstallationTokens.from_settings(settings))
+    try:
+        yield
+    finally:
+        if writer is not None:
+            writer.stop()
+        database.dispose()
 
 
 def _stop(signum: int, frame: object) -> None:

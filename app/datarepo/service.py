@@ -94,12 +94,15 @@ class BackgroundWriter:
     something (the service rebuilds the site it serves), so it never sees the checkout
     in the middle of a batch.
 
-    A round whose writer lock another replica holds follows instead: it brings this
+    With `follows` (`HBENCH_SITE_FOLLOW=true`: a replica with a state directory of its
+    own), a round whose writer lock another replica holds follows instead: it brings this
     process's checkout to the data repository's head and, when the head moved, runs
     `after_write`, so every replica serves the site of the latest commit whoever wrote
-    it. With `writes` off (`HBENCH_WRITER_ENABLED=false`, `HBENCH_SITE_FOLLOW=true`: a
-    replica beside a writer of its own) every round follows, the first one at start, so
-    a replica that restarts serves the current site at once.
+    it. With `writes` off too (`HBENCH_WRITER_ENABLED=false`: a replica beside a writer of
+    its own) every round follows, the first one at start, so a replica that restarts
+    serves the current site at once. A checkout is only ever synced by its own process:
+    several workers of one service share one state directory, so there the service's
+    supervisor runs the writer for them all (`hbench-app serve`).
     """
 
     def __init__(
@@ -109,11 +112,13 @@ class BackgroundWriter:
         poll_interval: float,
         after_write: Callable[[], object] | None = None,
         writes: bool = True,
+        follows: bool = False,
     ) -> None:
         self.writer = writer
         self.poll_interval = poll_interval
         self.after_write = after_write
         self.writes = writes
+        self.follows = follows
         self._followed: str | None = None
         self._wake = threading.Event()
         self._stopping = threading.Event()
@@ -157,8 +162,8 @@ class BackgroundWriter:
             if (report.commits or rebuild) and self.after_write is not None:
                 self.after_write()
         except HbenchError as error:
-            if error.code == "datarepo-writer-busy":  # another replica's turn: follow it
-                return self._follow_quietly()
+            if error.code == "datarepo-writer-busy":  # another replica's turn
+                return self._follow_quietly() if self.follows else True
             log.warning("data-repo writer: %s", error.detail)
             return False
         except Exception:
@@ -200,6 +205,7 @@ def start_background_writer(
         poll_interval=settings.writer_poll_interval.total_seconds(),
         after_write=partial(rebuild_site, settings),
         writes=settings.writer_enabled,
+        follows=settings.site_follow,
     )
     writer.start()
     return writer

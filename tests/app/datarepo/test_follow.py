@@ -46,7 +46,11 @@ def test_a_replica_that_does_not_write_follows_every_commit(
     writer = make_writer("writer")
     rebuilds = Rebuilds(tmp_path / "replica")
     follower = BackgroundWriter(
-        make_writer("replica"), poll_interval=0.05, after_write=rebuilds, writes=False
+        make_writer("replica"),
+        poll_interval=0.05,
+        after_write=rebuilds,
+        writes=False,
+        follows=True,
     )
     follower.start()
     try:
@@ -68,7 +72,9 @@ def test_a_writer_whose_lock_another_replica_holds_follows_that_replica(
 ) -> None:
     other = make_writer("other")
     rebuilds = Rebuilds(tmp_path / "mine")
-    mine = BackgroundWriter(make_writer("mine"), poll_interval=0.05, after_write=rebuilds)
+    mine = BackgroundWriter(
+        make_writer("mine"), poll_interval=0.05, after_write=rebuilds, follows=True
+    )
     with writer_lock(database, wait=0):  # the other replica's turn, for as long as it lasts
         enqueue_run(database, 2)
         other.drain()
