@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, Self
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.checks.boards import Boards
 from app.checks.evidence import IssuedSpec
@@ -49,9 +49,27 @@ class UploadSize:
 
 
 class _Part(BaseModel):
-    """A part of the stored summary: keys the model does not know are left out."""
+    """A part of the stored summary: keys the model does not know are left out, and a key
+    stored as null where the field has a default of another kind reads as that default (a
+    job deleted before jobs had task digests kept `"task_digests": null`)."""
 
     model_config = ConfigDict(extra="ignore")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_as_defaults(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        fields = {field.alias or name: field for name, field in cls.model_fields.items()}
+        defaulted = {
+            key
+            for key, field in fields.items()
+            if not field.is_required()
+            and field.get_default(call_default_factory=True, validated_data={}) is not None
+        }
+        return {
+            key: value for key, value in data.items() if value is not None or key not in defaulted
+        }
 
 
 class SummaryAgent(_Part):

@@ -135,6 +135,16 @@ def test_a_deleted_jobs_summary_keeps_its_identity_and_task_files() -> None:
         JobSummary.of(Row(kept))  # results and usage went with its files
 
 
+def test_a_job_deleted_before_task_digests_kept_null_and_reads_as_none() -> None:
+    # Deleting kept each key as it was, null when the job had none.
+    old = {"format": 1, "job_id": "j-1", "job_name": "demo", "task_digests": None}
+
+    assert KeptSummary.of(Row(old)).task_digests == {}
+    nulls = {**FIRST_ROW, "agent": {"name": "oracle", "kwargs": None}, "usage": None}
+    summary = JobSummary.of(Row(nulls))
+    assert summary.agent.arguments == {} and summary.usage.input_tokens is None
+
+
 SUMMARY_READ_BY_KEY = re.compile(r"summary\s*(\[|\.get\(|\.keys\(|\.items\()")
 
 
