@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
 
-from markupsafe import escape
+from sitebuild.html import Markup, html, join
 
 WIDTH, HEIGHT = 640, 360
 LEFT, RIGHT, TOP, BOTTOM = 64, 48, 16, 48
@@ -100,7 +100,7 @@ def score_cost_chart(
     y_label: str,
     y_top: float,
     y_format: Format,
-) -> str:
+) -> Markup:
     """Each entry's score against its cost per task, the Pareto frontier drawn as a line
     through the entries that no cheaper entry outscores. Scores run from 0 to `y_top`
     (the metric's full scale) or the best score, whichever is higher."""
@@ -120,7 +120,7 @@ def score_cost_chart(
     ]  # fmt: skip
     if len(frontier) > 1:
         line = " ".join(f"{xs(p.x):.1f},{ys(p.y):.1f}" for p in frontier)
-        body.append(f'<polyline class="frontier" points="{line}"/>')
+        body.append(html('<polyline class="frontier" points="{line}"/>', line=line))
     for point in points:
         kind = "point frontier-point" if point in on_frontier else "point"
         tip = f"{point.label}: {y_format(point.y)} at {x_format(point.x)}"
@@ -143,7 +143,7 @@ def score_time_chart(
     y_label: str,
     y_top: float,
     y_format: Format,
-) -> str:
+) -> Markup:
     """Each run's score at the time it was published, joined in time order."""
     points = [Point(at.timestamp(), score, label) for at, score, label in sorted(runs)]
     listed = "; ".join(f"{p.label} on {_day(p.x)}: {y_format(p.y)}" for p in points)
@@ -158,7 +158,7 @@ def score_time_chart(
     ]  # fmt: skip
     if len(points) > 1:
         line = " ".join(f"{xs(p.x):.1f},{ys(p.y):.1f}" for p in points)
-        body.append(f'<polyline class="trend" points="{line}"/>')
+        body.append(html('<polyline class="trend" points="{line}"/>', line=line))
     for point in points:
         tip = f"{point.label}: {y_format(point.y)} on {_day(point.x)}"
         body.append(_mark(point, xs, ys, "point", tip))
@@ -185,33 +185,42 @@ def _axes(
     y_label: str,
     x_format: Format,
     y_format: Format,
-) -> str:
+) -> Markup:
     # Cached: the entries of a board mostly share their axes, and a site draws thousands.
     xs, ys = _scale(x_ticks, LEFT, WIDTH - RIGHT), _scale(y_ticks, HEIGHT - BOTTOM, TOP)
-    parts = ['<g class="axes" aria-hidden="true">']
+    parts = [Markup('<g class="axes" aria-hidden="true">')]
     x0, x1, y0, y1 = LEFT, WIDTH - RIGHT, HEIGHT - BOTTOM, TOP
     for tick in y_ticks:
         y = f"{ys(tick):.1f}"
-        parts.append(f'<line class="grid" x1="{x0}" x2="{x1}" y1="{y}" y2="{y}"/>')
+        parts.append(
+            html('<line class="grid" x1="{x0}" x2="{x1}" y1="{y}" y2="{y}"/>', x0=x0, x1=x1, y=y)
+        )
         parts.append(_text(x0 - 6, ys(tick) + 4, y_format(tick), "end"))
     for tick in x_ticks:
         x = f"{xs(tick):.1f}"
-        parts.append(f'<line class="grid" x1="{x}" x2="{x}" y1="{y1}" y2="{y0}"/>')
+        parts.append(
+            html('<line class="grid" x1="{x}" x2="{x}" y1="{y1}" y2="{y0}"/>', x=x, y0=y0, y1=y1)
+        )
         parts.append(_text(xs(tick), y0 + 16, x_format(tick), "middle"))
     parts.append(_text((x0 + x1) / 2, HEIGHT - 8, x_label, "middle", "axis-title"))
     middle = (y0 + y1) / 2
     parts.append(
-        f'<text class="axis-title" transform="translate(14 {middle:.0f}) rotate(-90)" '
-        f'text-anchor="middle">{escape(y_label)}</text>'
+        html(
+            '<text class="axis-title" transform="translate(14 {middle}) rotate(-90)" '
+            'text-anchor="middle">{label}</text>',
+            middle=f"{middle:.0f}",
+            label=y_label,
+        )
     )
-    parts.append("</g>")
-    return "".join(parts)
+    parts.append(Markup("</g>"))
+    return join(parts)
 
 
-def _text(x: float, y: float, text: str, anchor: str, css: str = "tick") -> str:
-    return (
-        f'<text class="{css}" x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}">{escape(text)}</text>'
-    )
+def _text(x: float, y: float, text: str, anchor: str, css: str = "tick") -> Markup:
+    return html(
+        '<text class="{css}" x="{x}" y="{y}" text-anchor="{anchor}">{text}</text>',
+        css=css, x=f"{x:.1f}", y=f"{y:.1f}", anchor=anchor, text=text,
+    )  # fmt: skip
 
 
 def _mark(
@@ -220,21 +229,22 @@ def _mark(
     ys: Callable[[float], float],
     kind: str,
     tip: str,
-) -> str:
-    return (
-        f'<circle class="{kind}" cx="{xs(point.x):.1f}" cy="{ys(point.y):.1f}" r="5">'
-        f"<title>{escape(tip)}</title></circle>"
-    )
+) -> Markup:
+    return html(
+        '<circle class="{kind}" cx="{cx}" cy="{cy}" r="5"><title>{tip}</title></circle>',
+        kind=kind, cx=f"{xs(point.x):.1f}", cy=f"{ys(point.y):.1f}", tip=tip,
+    )  # fmt: skip
 
 
-def _svg(chart_id: str, title: str, desc: str, body: list[str]) -> str:
-    return (
-        f'<svg class="chart" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
-        f'aria-labelledby="{chart_id}-title {chart_id}-desc" xmlns="http://www.w3.org/2000/svg">'
-        f'<title id="{chart_id}-title">{escape(title)}</title>'
-        f'<desc id="{chart_id}-desc">{escape(desc)}</desc>'
-        f"{''.join(body)}</svg>"
-    )
+def _svg(chart_id: str, title: str, desc: str, body: list[Markup]) -> Markup:
+    return html(
+        '<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+        'aria-labelledby="{id}-title {id}-desc" xmlns="http://www.w3.org/2000/svg">'
+        '<title id="{id}-title">{title}</title>'
+        '<desc id="{id}-desc">{desc}</desc>'
+        "{body}</svg>",
+        width=WIDTH, height=HEIGHT, id=chart_id, title=title, desc=desc, body=join(body),
+    )  # fmt: skip
 
 
 @lru_cache(maxsize=4096)

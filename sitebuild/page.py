@@ -9,7 +9,7 @@ Links name `index.html` explicitly, so a site opened from disk browses the same 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pydantic import JsonValue
 
@@ -18,16 +18,19 @@ from pydantic import JsonValue
 class Page:
     """One page to render: its file, its template and context, and the JSON beside it.
 
-    `json_text` is for JSON that already exists (a run's record, its bytes), written as is;
-    otherwise `data` is serialised. `json_source` names the data repository's file that
-    holds those bytes, which a build may link rather than write.
+    `context` is what the page shows: a dataclass of the page's own type, which its renderer
+    reads by attribute (a Jinja template by the fields' names).
+
+        `json_text` is for JSON that already exists (a run's record, its bytes), written as is;
+        otherwise `data` is serialised. `json_source` names the data repository's file that
+        holds those bytes, which a build may link rather than write.
     """
 
     path: str
     template: str
     title: str
     section: str
-    context: Mapping[str, object] = field(default_factory=dict)
+    context: object = None
     data: JsonValue = None
     json_text: bytes | None = None
     json_source: str | None = None

@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
 
-from markupsafe import Markup, escape
 from pydantic import JsonValue
 
 from hbench.limits import MAX_FILES
@@ -19,6 +18,7 @@ from sitebuild import page
 from sitebuild.boards import board_json
 from sitebuild.config import SiteConfig
 from sitebuild.format import iso, when
+from sitebuild.html import Markup, html, join
 from sitebuild.page import Page
 from sitebuild.source import SiteData
 
@@ -162,7 +162,7 @@ def _event_rows(events: Sequence[AuditEvent], links: dict[str, str]) -> Markup:
     Written here rather than in the template: a busy month has thousands of events, and
     the page is rendered again after every change.
     """
-    boards: dict[str, str] = {}  # a few hundred boards among thousands of events
+    boards: dict[str, Markup] = {}  # a few hundred boards among thousands of events
     rows = []
     for e in events:
         board = boards.get(e.board)
@@ -171,15 +171,26 @@ def _event_rows(events: Sequence[AuditEvent], links: dict[str, str]) -> Markup:
         run = _linked(e.run, links.get(f"{e.board}/{e.run}")) if e.run else ""
         stamp = iso(e.time)
         rows.append(
-            f'<tr><td data-sort="{stamp}"><time datetime="{stamp}">{when(e.time)}'
-            f"</time></td><td>{e.action.replace('_', ' ')}</td><td>{board}</td><td>{run}</td>"
-            f"<td>{e.reason or ''}</td><td>{escape(e.note) if e.note else ''}</td></tr>"
+            html(
+                '<tr><td data-sort="{stamp}"><time datetime="{stamp}">{when}</time></td>'
+                "<td>{action}</td><td>{board}</td><td>{run}</td>"
+                "<td>{reason}</td><td>{note}</td></tr>",
+                stamp=stamp,
+                when=when(e.time),
+                action=e.action.replace("_", " "),
+                board=board,
+                run=run,
+                reason=e.reason or "",
+                note=e.note or "",
+            )
         )
-    return Markup("\n".join(rows))  # noqa: S704 - every value from the data is escaped
+    return join(rows, "\n")
 
 
-def _linked(text: str, target: str | None) -> str:
-    return f'<a href="../{escape(target)}">{escape(text)}</a>' if target else str(escape(text))
+def _linked(text: str, target: str | None) -> Markup:
+    if target is None:
+        return html("{text}", text=text)
+    return html('<a href="../{target}">{text}</a>', target=target, text=text)
 
 
 def _events_json(events: Sequence[AuditEvent]) -> list[JsonValue]:

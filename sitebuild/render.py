@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -71,20 +71,37 @@ def render_html(page: Page) -> str:
         return framed(page, lean(page))
     template = environment().get_template(page.template)
     return template.render(
-        page=page, root=page.root, title=page.title, section=page.section, **page.context
-    )
+        page=page, root=page.root, title=page.title, section=page.section,
+        **context_names(page.context),
+    )  # fmt: skip
 
 
-LEAN: Mapping[str, Callable[[Page], str]] = {
+def context_names(context: object) -> dict[str, object]:
+    """A page's context as the names its template reads: each field of its dataclass."""
+    if context is None:
+        return {}
+    if isinstance(context, Mapping):
+        return dict(context)
+    if not is_dataclass(context) or isinstance(context, type):
+        raise TypeError(f"a page's context is a dataclass, not {type(context).__name__}")
+    # Not `asdict`: that copies every nested dataclass (rows, runs) into dicts.
+    return {f.name: getattr(context, f.name) for f in fields(context)}
+
+
+LEAN: Mapping[str, Callable[[Page], Markup]] = {
     run_page.TEMPLATE: run_page.render_main,
     entry_page.TEMPLATE: entry_page.render_main,
 }
 """The pages written in Python, not Jinja: a large site's run and entry pages."""
 
 
-def framed(page: Page, main: str) -> str:
-    """`main` inside the frame `base.html` gives every page: head, header, footer."""
-    values = {_TITLE: str(escape(page.title)), _JSON: page.json_name, _MAIN: main}
+def framed(page: Page, main: Markup) -> str:
+    """`main` inside the frame `base.html` gives every page: head, header, footer.
+
+    The frame is rendered once per depth and section with markers where each page's
+    title, JSON name and main go; the title and the name are escaped here, and the main
+    is `Markup`, made by `sitebuild.html`."""
+    values = {_TITLE: escape(page.title), _JSON: escape(page.json_name), _MAIN: main}
     pieces = _frame(page.root, page.section, _current(page.path))
     return "".join([values.get(piece, piece) for piece in pieces])
 

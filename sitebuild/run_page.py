@@ -2,22 +2,20 @@
 
 A site has far more runs than any other page (10,000 of its 17,500 pages), and a Jinja
 page spends most of its time in the template machinery: a context per page, a call per
-macro, an escape per expression. Here the page is a few f-strings over one run, inside the
-frame `base.html` renders once per depth (`render.frame`). Every text from a record is
-escaped; the rest is the site's own markup.
+macro, an escape per expression. Here the page is a few `html()` templates over one run
+(`sitebuild.html`: every value escaped unless it is HTML the site made), inside the frame
+`base.html` renders once per depth (`render.frame`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from functools import lru_cache
 
-from markupsafe import escape
-
-from registry.datarepo.models import BoardRow, Provenance, PublishedRun
+from registry.datarepo.models import Provenance, PublishedRun
 from registry.schema import MetricScale
 from sitebuild import page as paths
-from sitebuild.boards import RunView, time_html
 from sitebuild.evidence import run_section
 from sitebuild.format import (
     CRUMB,
@@ -30,277 +28,345 @@ from sitebuild.format import (
     score,
     usd,
 )
+from sitebuild.html import Markup, html, join
 from sitebuild.page import Page
-from sitebuild.source import BoardSource
+from sitebuild.views import RunContext, RunView, time_html
 
 TEMPLATE = "run"
 """The `Page.template` of run pages: not a Jinja template, this module."""
 
-_FILTER = """<div class="filter" data-filter-for="tasks-table" hidden>
+_FILTER = Markup("""<div class="filter" data-filter-for="tasks-table" hidden>
 <label for="tasks-table-filter">Filter tasks</label>
 <input id="tasks-table-filter" type="search" autocomplete="off">
 </div>
-"""
+""")
 
 
-def render_main(each: Page) -> str:
+def render_main(each: Page) -> Markup:
     """The page's `<main>`: its facts, its evidence, where it ran, and the per-task rewards."""
-    board: BoardSource = each.context["board"]  # type: ignore[assignment]
-    view: RunView = each.context["view"]  # type: ignore[assignment]
-    row: BoardRow | None = each.context["row"]  # type: ignore[assignment]
-    service_url: str | None = each.context["service_url"]  # type: ignore[assignment]
-    run, root = view.run, each.root
-    entry = escape(run.entry.name)
+    context = each.context
+    if not isinstance(context, RunContext):
+        raise TypeError(f"a run page's context is a RunContext, not {type(context).__name__}")
+    board, view, row, run, root = (
+        context.board,
+        context.view,
+        context.row,
+        context.view.run,
+        each.root,
+    )
     entry_href = f"{root}{paths.entry(board.slug, run.entry.name)}"
-    return (
-        f'<p class="crumbs"><a href="{root}{paths.home()}">Boards</a>{CRUMB}'
-        f'<a href="{root}{paths.board(board.slug)}">{escape(board.title)}</a>{CRUMB}'
-        f'<a href="{entry_href}">{entry}</a></p>\n'
-        f"<h1>Run {escape(run.id)}</h1>\n"
-        f"{_notice(run, root)}"
-        f'<dl class="facts">\n'
-        f"<dt>Score</dt><dd>{_score(view, board.header.metric, board.header.metric_scale)}</dd>\n"
-        f'<dt>Entry</dt><dd><a href="{entry_href}">{entry}</a> by '
-        f'<a href="https://github.com/{escape(run.entry.owner)}">{escape(run.entry.owner)}</a>'
-        f"{'' if row is None else f', rank group {row.rank_group}'}</dd>\n"
-        f"<dt>Agent</dt><dd>{escape(run.entry.settings.agent)} {escape(run.agent_version or '')}"
-        f' <span class="note">{escape(options(run.entry.settings.options))}</span></dd>\n'
-        f"<dt>Model</dt><dd>{f'<code>{escape(run.model)}</code>' if run.model else 'none'}</dd>\n"
-        f"<dt>Attempts per task</dt><dd>{run.n_attempts}</dd>\n"
-        f"<dt>Issued</dt><dd>{_issued(run)}</dd>\n"
-        f'<dt>Evidence</dt><dd>{view.evidence} (<a href="#evidence-heading">what it proves</a>)'
+    agent = html(
+        '{agent} {version} <span class="note">{options}</span>',
+        agent=run.entry.settings.agent,
+        version=run.agent_version or "",
+        options=options(run.entry.settings.options),
+    )
+    model = html("<code>{model}</code>", model=run.model) if run.model else Markup("none")
+    return html(
+        '<p class="crumbs"><a href="{home}">Boards</a>{crumb}'
+        '<a href="{board_href}">{board_title}</a>{crumb}'
+        '<a href="{entry_href}">{entry}</a></p>\n'
+        "<h1>Run {run_id}</h1>\n"
+        "{notice}"
+        '<dl class="facts">\n'
+        "<dt>Score</dt><dd>{score}</dd>\n"
+        '<dt>Entry</dt><dd><a href="{entry_href}">{entry}</a> by '
+        '<a href="https://github.com/{owner}">{owner}</a>{rank}</dd>\n'
+        "<dt>Agent</dt><dd>{agent}</dd>\n"
+        "<dt>Model</dt><dd>{model}</dd>\n"
+        "<dt>Attempts per task</dt><dd>{attempts}</dd>\n"
+        "<dt>Issued</dt><dd>{issued}</dd>\n"
+        '<dt>Evidence</dt><dd>{evidence} (<a href="#evidence-heading">what it proves</a>)'
         "</dd>\n"
-        f"<dt>Published</dt><dd>{view.published}</dd>\n"
-        f"<dt>Status</dt><dd>{view.status}</dd>\n"
-        f"<dt>Job id</dt><dd><code>{escape(run.job_id)}</code></dd>\n"
-        f"<dt>Versions</dt><dd>Harbor {escape(run.harbor_version or 'unknown')}, "
-        f"hbench {escape(run.hbench_version or 'unknown')}</dd>\n"
-        f"<dt>Tokens</dt><dd>{_tokens(run)}</dd>\n"
-        f"<dt>Cost</dt><dd>{_cost(run)}</dd>\n"
-        f"<dt>Ran</dt><dd>{_ran(view)}</dd>\n"
-        f"<dt>Manifest digest</dt><dd>{_manifest(run)}</dd>\n"
-        f"<dt>Redactions</dt><dd>{_redacted(run)}</dd>\n"
-        f"<dt>Download</dt><dd>{_download(run, service_url)}</dd>\n"
-        f"</dl>\n\n"
-        f"{run_section(run, view.levels)}"
-        f'<section aria-labelledby="provenance-heading">\n'
-        f'<h2 id="provenance-heading">Where it ran</h2>\n'
-        f"{provenance_html(run.provenance)}"
-        f"</section>\n\n"
-        f'<section aria-labelledby="config-heading">\n'
-        f'<h2 id="config-heading">Settings that ran</h2>\n'
-        f"{_config(run)}"
-        f"</section>\n\n"
-        f"{_redactions(run)}"
-        f'<section aria-labelledby="tasks-heading">\n'
-        f'<h2 id="tasks-heading">Per-task rewards</h2>\n'
-        f"<p>{len(run.results)} tasks, {view.attempts} attempt{'s' if view.attempts > 1 else ''}"
-        f" each at most. An errored trial has no reward and counts 0. A task's time is its"
-        f" trials' time together.</p>\n"
-        f"{_FILTER}\n"
-        f'<table class="sortable" id="tasks-table">\n'
-        f"<thead><tr>{_attempt_headers(view.attempts)}</tr></thead>\n"
-        f"<tbody>\n{view.task_rows}\n</tbody>\n"
-        f"</table>\n"
-        f"</section>\n"
+        "<dt>Published</dt><dd>{published}</dd>\n"
+        "<dt>Status</dt><dd>{status}</dd>\n"
+        "<dt>Job id</dt><dd><code>{job_id}</code></dd>\n"
+        "<dt>Versions</dt><dd>Harbor {harbor}, hbench {hbench}</dd>\n"
+        "<dt>Tokens</dt><dd>{tokens}</dd>\n"
+        "<dt>Cost</dt><dd>{cost}</dd>\n"
+        "<dt>Ran</dt><dd>{ran}</dd>\n"
+        "<dt>Manifest digest</dt><dd>{manifest}</dd>\n"
+        "<dt>Redactions</dt><dd>{redacted}</dd>\n"
+        "<dt>Download</dt><dd>{download}</dd>\n"
+        "</dl>\n\n"
+        "{evidence_section}"
+        '<section aria-labelledby="provenance-heading">\n'
+        '<h2 id="provenance-heading">Where it ran</h2>\n'
+        "{provenance}"
+        "</section>\n\n"
+        '<section aria-labelledby="config-heading">\n'
+        '<h2 id="config-heading">Settings that ran</h2>\n'
+        "{config}"
+        "</section>\n\n"
+        "{redactions}"
+        '<section aria-labelledby="tasks-heading">\n'
+        '<h2 id="tasks-heading">Per-task rewards</h2>\n'
+        "<p>{tasks} tasks, {attempts_most} attempt{plural} each at most. An errored trial "
+        "has no reward and counts 0. A task's time is its trials' time together.</p>\n"
+        "{filter}\n"
+        '<table class="sortable" id="tasks-table">\n'
+        "<thead><tr>{headers}</tr></thead>\n"
+        "<tbody>\n{task_rows}\n</tbody>\n"
+        "</table>\n"
+        "</section>\n",
+        home=f"{root}{paths.home()}",
+        crumb=CRUMB,
+        board_href=f"{root}{paths.board(board.slug)}",
+        board_title=board.title,
+        entry_href=entry_href,
+        entry=run.entry.name,
+        run_id=run.id,
+        notice=_notice(run, root),
+        score=_score(view, board.header.metric, board.header.metric_scale),
+        owner=run.entry.owner,
+        rank="" if row is None else f", rank group {row.rank_group}",
+        agent=agent,
+        model=model,
+        attempts=run.n_attempts,
+        issued=_issued(run),
+        evidence=view.evidence,
+        published=view.published,
+        status=view.status,
+        job_id=run.job_id,
+        harbor=run.harbor_version or "unknown",
+        hbench=run.hbench_version or "unknown",
+        tokens=_tokens(run),
+        cost=_cost(run),
+        ran=_ran(view),
+        manifest=_manifest(run),
+        redacted=_redacted(run),
+        download=_download(run, context.service_url),
+        evidence_section=run_section(run, view.levels),
+        provenance=provenance_html(run.provenance),
+        config=_config(run),
+        redactions=_redactions(run),
+        tasks=len(run.results),
+        attempts_most=view.attempts,
+        plural="s" if view.attempts > 1 else "",
+        filter=_FILTER,
+        headers=_attempt_headers(view.attempts),
+        task_rows=view.task_rows,
     )
 
 
-def provenance_html(p: Provenance) -> str:
+def provenance_html(p: Provenance) -> Markup:
     """Where the run ran: every verified claim of an Actions run, linked to GitHub."""
     if p.kind != "actions":
-        return "<p>On its owner's machine.</p>\n"
-    repo = escape(p.repository) if p.repository else None
-    github = f"https://github.com/{repo}"
-    commit = f"<code>{escape(p.commit or NONE)}</code>"
-    if repo and p.commit:
-        commit = f'<a href="{github}/commit/{escape(p.commit)}">{commit}</a>'
-    run = str(p.run_id or NONE)
-    if repo and p.run_id:
-        run = f'<a href="{github}/actions/runs/{p.run_id}">{p.run_id}</a>'
-    job = ""
+        return Markup("<p>On its owner's machine.</p>\n")
+    github = f"https://github.com/{p.repository}"
+    commit = html("<code>{commit}</code>", commit=p.commit or NONE)
+    if p.repository and p.commit:
+        commit = html('<a href="{github}/commit/{sha}">{commit}</a>', github=github,
+                      sha=p.commit, commit=commit)  # fmt: skip
+    run: object = p.run_id or NONE
+    if p.repository and p.run_id:
+        run = html('<a href="{github}/actions/runs/{id}">{id}</a>', github=github, id=p.run_id)
+    job = Markup()
     if p.job_workflow_ref:
-        job = (
-            f"<dt>Job's workflow</dt><dd><code>{escape(p.job_workflow_ref)}</code>"
-            " (<code>job_workflow_ref</code>)</dd>\n"
+        job = html(
+            "<dt>Job's workflow</dt><dd><code>{ref}</code> (<code>job_workflow_ref</code>)</dd>\n",
+            ref=p.job_workflow_ref,
         )
-    kind = f"{escape(runner(p.runner))}" + (
-        f" (<code>{escape(p.runner)}</code>)" if p.runner else ""
-    )
-    where = f'<a href="{github}">{repo}</a>' if repo else NONE
-    return (
+    kind = html("{kind}", kind=runner(p.runner))
+    if p.runner:
+        kind = html("{kind} (<code>{runner}</code>)", kind=kind, runner=p.runner)
+    where: object = NONE
+    if p.repository:
+        where = html('<a href="{github}">{repo}</a>', github=github, repo=p.repository)
+    return html(
         '<p><span class="badge actions" title="Issued from GitHub Actions">GitHub Actions</span>'
         " On GitHub Actions, as the workflow's verified OIDC token says:</p>\n"
         '<dl class="facts">\n'
-        f"<dt>Repository</dt><dd>{where}</dd>\n"
-        f"<dt>Workflow</dt><dd><code>{escape(p.workflow or NONE)}</code></dd>\n"
-        f"{job}"
-        f"<dt>Ref</dt><dd><code>{escape(p.ref or NONE)}</code></dd>\n"
-        f"<dt>Commit</dt><dd>{commit}</dd>\n"
-        f"<dt>Actions run</dt><dd>{run}</dd>\n"
-        f"<dt>Runner</dt><dd>{kind}</dd>\n"
-        "</dl>\n"
-    )
+        "<dt>Repository</dt><dd>{where}</dd>\n"
+        "<dt>Workflow</dt><dd><code>{workflow}</code></dd>\n"
+        "{job}"
+        "<dt>Ref</dt><dd><code>{ref}</code></dd>\n"
+        "<dt>Commit</dt><dd>{commit}</dd>\n"
+        "<dt>Actions run</dt><dd>{run}</dd>\n"
+        "<dt>Runner</dt><dd>{kind}</dd>\n"
+        "</dl>\n",
+        where=where, workflow=p.workflow or NONE, job=job, ref=p.ref or NONE,
+        commit=commit, run=run, kind=kind,
+    )  # fmt: skip
 
 
-def _notice(run: PublishedRun, root: str) -> str:
+def _notice(run: PublishedRun, root: str) -> Markup:
     return _status_notice(run, root) + _files_deleted(run)
 
 
-def _status_notice(run: PublishedRun, root: str) -> str:
-    on = f" on {time_html(run.status_changed_at)}" if run.status_changed_at else ""
+def _status_notice(run: PublishedRun, root: str) -> Markup:
+    on = html(" on {at}", at=time_html(run.status_changed_at)) if run.status_changed_at else ""
     if run.status == "withdrawn":
-        return (
-            f'<p class="notice">Withdrawn by its owner{on}. '
-            "Its score is off the board for good.</p>\n"
+        return html(
+            '<p class="notice">Withdrawn by its owner{on}. '
+            "Its score is off the board for good.</p>\n",
+            on=on,
         )
     if run.status == "taken_down":
-        reason = escape(run.take_down_reason or "")
-        return (
-            f'<p class="notice">Taken down by the maintainers{on}, for the reason '
-            f'<code>{reason}</code> (the <a href="{root}{paths.audit()}">audit log</a> has the '
-            "note). Its score is off the board.</p>\n"
-        )
-    return ""
+        return html(
+            '<p class="notice">Taken down by the maintainers{on}, for the reason '
+            '<code>{reason}</code> (the <a href="{audit}">audit log</a> has the '
+            "note). Its score is off the board.</p>\n",
+            on=on, reason=run.take_down_reason or "", audit=f"{root}{paths.audit()}",
+        )  # fmt: skip
+    return Markup()
 
 
-def _files_deleted(run: PublishedRun) -> str:
+def _files_deleted(run: PublishedRun) -> Markup:
     if run.files_deleted_at is None:
-        return ""
+        return Markup()
     public = run.status == "public"
     kept = "Its score stays on the board as published; this" if public else "This"
-    return (
-        f'<p class="notice" id="files-deleted">Its owner deleted the job, and its files with '
-        f"it, on {time_html(run.files_deleted_at)}: they can no longer be downloaded. {kept} "
-        "page keeps what the run recorded.</p>\n"
-    )
+    return html(
+        '<p class="notice" id="files-deleted">Its owner deleted the job, and its files with '
+        "it, on {at}: they can no longer be downloaded. {kept} "
+        "page keeps what the run recorded.</p>\n",
+        at=time_html(run.files_deleted_at), kept=kept,
+    )  # fmt: skip
 
 
-def _score(view: RunView, metric: str, scale: MetricScale) -> str:
+def _score(view: RunView, metric: str, scale: MetricScale) -> Markup:
     s = view.score
     band = ""
     if s.low is not None:
         band = f", 95% interval {interval(s.low, s.high, scale)}"
-    return (
-        f"<strong>{score(s.mean, scale)}</strong> {escape(metric)}{band}, "
-        f"over {s.n_trials} trials of {s.n_tasks} tasks"
-    )
+    return html(
+        "<strong>{mean}</strong> {metric}{band}, over {trials} trials of {tasks} tasks",
+        mean=score(s.mean, scale), metric=metric, band=band, trials=s.n_trials, tasks=s.n_tasks,
+    )  # fmt: skip
 
 
-def _issued(run: PublishedRun) -> str:
+def _issued(run: PublishedRun) -> Markup:
     if run.issued:
-        return "yes: the board issued this run before it ran, and counted it"
-    return "no: the service did not issue its spec before it ran"
+        return Markup("yes: the board issued this run before it ran, and counted it")
+    return Markup("no: the service did not issue its spec before it ran")
 
 
-def _tokens(run: PublishedRun) -> str:
+def _tokens(run: PublishedRun) -> Markup:
     usage = run.usage
     cached = f" ({count(usage.cached_tokens)} cached)" if usage.cached_tokens else ""
-    return f"{count(usage.input_tokens)} input{cached}, {count(usage.output_tokens)} output"
+    return html(
+        "{input} input{cached}, {output} output",
+        input=count(usage.input_tokens), cached=cached, output=count(usage.output_tokens),
+    )  # fmt: skip
 
 
-def _cost(run: PublishedRun) -> str:
+def _cost(run: PublishedRun) -> Markup:
     if run.usage.cost_usd is None:
-        return "not reported by the job"
-    return f"{usd(run.usage.cost_usd)}, as the job reported it"
+        return Markup("not reported by the job")
+    return html("{cost}, as the job reported it", cost=usd(run.usage.cost_usd))
 
 
-def _attempt_headers(attempts: int) -> str:
-    cells = "".join(
-        f'<th scope="col" data-type="number">Attempt {i + 1}</th>' for i in range(attempts)
+@lru_cache(maxsize=16)
+def _attempt_headers(attempts: int) -> Markup:
+    cells = join(
+        html('<th scope="col" data-type="number">Attempt {n}</th>', n=i + 1)
+        for i in range(attempts)
     )
-    return (
-        f'<th scope="col">Task</th>{cells}<th scope="col" data-type="number">Mean</th>'
-        '<th scope="col" data-type="number">Time</th>'
+    return html(
+        '<th scope="col">Task</th>{cells}<th scope="col" data-type="number">Mean</th>'
+        '<th scope="col" data-type="number">Time</th>',
+        cells=cells,
     )
 
 
-def _ran(view: RunView) -> str:
+def _ran(view: RunView) -> Markup:
     if view.started is None or view.finished is None:
-        return "no trial's times were recorded"
+        return Markup("no trial's times were recorded")
     took = duration((view.finished - view.started).total_seconds())
-    return f"from {time_html(view.started)} to {time_html(view.finished)}, {took}"
+    return html(
+        "from {started} to {finished}, {took}",
+        started=time_html(view.started), finished=time_html(view.finished), took=took,
+    )  # fmt: skip
 
 
-def _manifest(run: PublishedRun) -> str:
+def _manifest(run: PublishedRun) -> Markup:
     if run.manifest_digest is None:
-        return "not recorded"
-    return (
-        f"<code>{escape(run.manifest_digest)}</code>, the digest of the sealed manifest: "
-        "it names every file of the job and its sha256"
+        return Markup("not recorded")
+    return html(
+        "<code>{digest}</code>, the digest of the sealed manifest: "
+        "it names every file of the job and its sha256",
+        digest=run.manifest_digest,
     )
 
 
-def _redacted(run: PublishedRun) -> str:
+def _redacted(run: PublishedRun) -> Markup:
     if not run.redactions:
-        return "none: no value in the job's files looked like a secret"
+        return Markup("none: no value in the job's files looked like a secret")
     values, files = sum(run.redactions.values()), len(run.redactions)
-    return (
-        f"{values} value{'s' if values != 1 else ''} replaced with <code>[REDACTED]</code> in "
-        f'{files} file{"s" if files != 1 else ""} (<a href="#redactions-heading">which</a>)'
-    )
+    return html(
+        "{values} value{values_s} replaced with <code>[REDACTED]</code> in "
+        '{files} file{files_s} (<a href="#redactions-heading">which</a>)',
+        values=values, values_s="s" if values != 1 else "",
+        files=files, files_s="s" if files != 1 else "",
+    )  # fmt: skip
 
 
-def _redactions(run: PublishedRun) -> str:
+def _redactions(run: PublishedRun) -> Markup:
     """What the service redacted before storing the job: how many values each rule found,
     when the upload counted them, and how many each file held."""
     if not run.redactions:
-        return ""
-    return (
+        return Markup()
+    return html(
         '<section aria-labelledby="redactions-heading">\n'
         '<h2 id="redactions-heading">Redactions</h2>\n'
         "<p>Values that looked like secrets were replaced before the job was stored; the "
         "download holds the redacted files.</p>\n"
-        f"{_redaction_rules(run)}"
+        "{rules}"
         '<table class="sortable" id="redactions-table">\n'
         '<thead><tr><th scope="col">File</th>'
         '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
-        f"<tbody>\n{_count_rows(run.redactions)}</tbody>\n</table>\n</section>\n\n"
-    )
+        "<tbody>\n{rows}</tbody>\n</table>\n</section>\n\n",
+        rules=_redaction_rules(run), rows=_count_rows(run.redactions),
+    )  # fmt: skip
 
 
-def _redaction_rules(run: PublishedRun) -> str:
+def _redaction_rules(run: PublishedRun) -> Markup:
     if not run.redaction_rules:
-        return ""
-    return (
+        return Markup()
+    return html(
         '<table class="sortable" id="redaction-rules-table">\n'
         "<caption>By the rule that found them</caption>\n"
         '<thead><tr><th scope="col">Rule</th>'
         '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
-        f"<tbody>\n{_count_rows(run.redaction_rules)}</tbody>\n</table>\n"
+        "<tbody>\n{rows}</tbody>\n</table>\n",
+        rows=_count_rows(run.redaction_rules),
     )
 
 
-def _count_rows(counts: Mapping[str, int]) -> str:
-    return "".join(
-        f'<tr><td><code>{escape(name)}</code></td><td data-sort="{n}">{n}</td></tr>\n'
+def _count_rows(counts: Mapping[str, int]) -> Markup:
+    return join(
+        html('<tr><td><code>{name}</code></td><td data-sort="{n}">{n}</td></tr>\n', name=name, n=n)
         for name, n in sorted(counts.items())
     )
 
 
-def _download(run: PublishedRun, service_url: str | None) -> str:
+def _download(run: PublishedRun, service_url: str | None) -> Markup:
     if run.files_deleted_at is not None:
-        return f"none: its owner deleted the files on {time_html(run.files_deleted_at)}"
+        return html("none: its owner deleted the files on {at}", at=time_html(run.files_deleted_at))
     if run.download is None:
-        return "not offered for this run"
+        return Markup("not offered for this run")
     if run.status != "public":
-        return "no longer offered: the run is off the board"
+        return Markup("no longer offered: the run is off the board")
     if service_url is None:
-        return f"<code>{escape(run.download)}</code> on the service that published it"
-    href = escape(service_url.rstrip("/") + run.download)
-    return f'<a href="{href}">the redacted job</a> (a <code>.tar.gz</code> of its folder)'
+        return html("<code>{path}</code> on the service that published it", path=run.download)
+    return html(
+        '<a href="{href}">the redacted job</a> (a <code>.tar.gz</code> of its folder)',
+        href=service_url.rstrip("/") + run.download,
+    )
 
 
-def _config(run: PublishedRun) -> str:
+def _config(run: PublishedRun) -> Markup:
     """The job's comparability settings that differ from Harbor's defaults."""
     if not run.config:
-        return (
+        return Markup(
             "<p>Harbor's defaults for every setting its board compares: timeouts, the "
             "agent's, the verifier's and the environment's.</p>\n"
         )
     text = json.dumps(run.config, indent=2, sort_keys=True, ensure_ascii=False)
-    return (
+    return html(
         "<p>The settings its board compares (timeouts, the agent's, the verifier's and the "
         "environment's) where the job's config differs from Harbor's defaults:</p>\n"
-        f'<pre class="config"><code>{escape(text)}</code></pre>\n'
+        '<pre class="config"><code>{text}</code></pre>\n',
+        text=text,
     )
