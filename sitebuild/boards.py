@@ -8,12 +8,14 @@ score, which the rows give only for public runs.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from pydantic import JsonValue
 
 from registry.datarepo import layout
 from registry.datarepo.models import BoardRow, Provenance
-from registry.schema import MetricScale
+from registry.evidence import Level
+from registry.schema import Benchmark, MetricScale, Model
 from sitebuild import charts, page
 from sitebuild.config import SiteConfig
 from sitebuild.evidence import (
@@ -86,6 +88,26 @@ def tasks_pinned(source: BoardSource) -> bool:
     return source.rows.tasks_pinned if source.rows else source.header.tasks_pinned
 
 
+@dataclass(frozen=True)
+class BoardContext:
+    """What `board.html` shows: the board, its rows best first with their table's HTML,
+    its runs with theirs, the cost chart, the registry's benchmark and model, whether its
+    task files are pinned, and the evidence legend and filter."""
+
+    board: BoardSource
+    rows: Sequence[RowView]
+    runs: Sequence[RunView]
+    chart: Markup | None
+    benchmark: Benchmark | None
+    model: Model | None
+    scale: MetricScale
+    run_rows: Markup
+    row_html: Markup
+    tasks_pinned: str
+    evidence_legend: Markup
+    evidence_choices: tuple[tuple[Level, str], ...]
+
+
 def _board_page(site: SiteData, source: BoardSource, runs: Sequence[RunView]) -> Page:
     rows = source.rows.rows if source.rows else []
     views = [RowView(row, _actions(row)) for row in rows]
@@ -105,12 +127,13 @@ def _board_page(site: SiteData, source: BoardSource, runs: Sequence[RunView]) ->
         template="board.html",
         title=source.title,
         section="boards",
-        context={"board": source, "rows": views, "runs": runs, "chart": chart,
-                 "benchmark": benchmark, "model": model, "scale": scale,
-                 "run_rows": _board_run_rows(runs, scale),
-                 "row_html": _board_rows(source.slug, views, scale),
-                 "tasks_pinned": tasks_pinned_text(tasks_pinned(source)),
-                 "evidence_legend": LEGEND, "evidence_choices": CHOICES},
+        context=BoardContext(
+            board=source, rows=views, runs=runs, chart=chart, benchmark=benchmark, model=model,
+            scale=scale, run_rows=_board_run_rows(runs, scale),
+            row_html=_board_rows(source.slug, views, scale),
+            tasks_pinned=tasks_pinned_text(tasks_pinned(source)), evidence_legend=LEGEND,
+            evidence_choices=CHOICES,
+        ),
         data=data,
     )  # fmt: skip
 
@@ -169,7 +192,7 @@ def _run_page(
     )
 
 
-def _cost_chart(slug: str, rows: Sequence[BoardRow], scale: MetricScale) -> str | None:
+def _cost_chart(slug: str, rows: Sequence[BoardRow], scale: MetricScale) -> Markup | None:
     """Score against cost per task; against tokens per task when no entry has a cost."""
     costed = [r for r in rows if r.cost_per_task_usd is not None]
     if costed:

@@ -22,7 +22,7 @@ from pydantic import JsonValue
 from registry.datarepo.models import PushedRun
 from registry.export import commands
 from registry.loader import Registry
-from registry.schema import Benchmark, KnownScore, MetricScale, Model
+from registry.schema import Benchmark, KnownScore, MetricScale, Model, Price
 from sitebuild import page
 from sitebuild.boards import board_json
 from sitebuild.format import json_time, scaled
@@ -171,6 +171,61 @@ def catalog_pages(site: SiteData, exported: Mapping[str, str]) -> Iterator[Page]
     yield _leaderboard(site, benchmarks, models, panel)
 
 
+@dataclass(frozen=True)
+class IndexContext:
+    """What `benchmarks.html` shows: the registry's benchmarks, and per benchmark's slug
+    how many runs reproduced it and how many boards run it."""
+
+    benchmarks: Sequence[Benchmark]
+    runs: Mapping[str, int]
+    boards: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class BenchmarkContext:
+    """What `benchmark.html` shows: the benchmark, its reproduced panel, its boards, its
+    known scores with the registry model each names, and the commands that run it."""
+
+    benchmark: Benchmark
+    reproduced: Sequence[Reproduced]
+    boards: Sequence[BoardSource]
+    known: Sequence[tuple[KnownScore, str | None]]
+    registry: Registry
+    commands: Sequence[str]
+
+
+@dataclass(frozen=True)
+class ModelsContext:
+    """What `models.html` shows: the registry's models, and per model's slug how many runs
+    reproduced a benchmark with it and how many boards run it."""
+
+    models: Sequence[Model]
+    runs: Mapping[str, int]
+    boards: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class ModelContext:
+    """What `model.html` shows: the model, its reproduced panel, its boards, the known
+    scores that name it with their benchmark, and its price."""
+
+    model: Model
+    reproduced: Sequence[Reproduced]
+    boards: Sequence[BoardSource]
+    known: Sequence[tuple[Benchmark, KnownScore]]
+    price: Price | None
+    registry: Registry
+
+
+@dataclass(frozen=True)
+class LeaderboardContext:
+    """What `leaderboard.html` shows: benchmarks by models, a cell for each pair."""
+
+    benchmarks: Sequence[Benchmark]
+    models: Sequence[Model]
+    cells: Mapping[tuple[str, str], Cell]
+
+
 def _boards_of(site: SiteData, *, benchmark: str = "", model: str = "") -> list[BoardSource]:
     return [
         b
@@ -190,7 +245,7 @@ def _benchmarks_index(
         template="benchmarks.html",
         title="Benchmarks",
         section="benchmarks",
-        context={"benchmarks": benchmarks, "runs": runs, "boards": boards},
+        context=IndexContext(benchmarks, runs, boards),
         data={"benchmarks": [
             {"slug": b.slug, "name": b.name, "axes": list(b.axes),
              "harborStatus": b.harbor.status, "metric": b.metric,
@@ -215,8 +270,8 @@ def _benchmark_page(
         template="benchmark.html",
         title=benchmark.name,
         section="benchmarks",
-        context={"benchmark": benchmark, "reproduced": mine, "boards": boards,
-                 "known": known, "registry": site.registry, "commands": commands(benchmark)},
+        context=BenchmarkContext(benchmark, mine, boards, known, site.registry,
+                                 commands(benchmark)),
         data={"benchmark": json.loads(exported[f"b/{benchmark.slug}.json"]),
               "reproduced": [r.to_json() for r in mine],
               "boards": [board_json(b) for b in boards]},
@@ -231,7 +286,7 @@ def _models_index(site: SiteData, models: Sequence[Model], panel: Sequence[Repro
         template="models.html",
         title="Models",
         section="models",
-        context={"models": models, "runs": runs, "boards": boards},
+        context=ModelsContext(models, runs, boards),
         data={"models": [
             {"slug": m.slug, "name": m.name, "provider": m.provider, "boards": boards[m.slug],
              "reproducedRuns": runs[m.slug]}
@@ -257,8 +312,8 @@ def _model_page(
         template="model.html",
         title=model.name,
         section="models",
-        context={"model": model, "reproduced": mine, "boards": boards, "known": known,
-                 "price": registry.prices.for_model(model.slug), "registry": registry},
+        context=ModelContext(model, mine, boards, known, registry.prices.for_model(model.slug),
+                             registry),
         data={"model": json.loads(exported[f"m/{model.slug}.json"]),
               "reproduced": [r.to_json() for r in mine],
               "boards": [board_json(b) for b in boards]},
@@ -286,7 +341,7 @@ def _leaderboard(
         template="leaderboard.html",
         title="Leaderboard: benchmarks by model",
         section="leaderboard",
-        context={"benchmarks": benchmarks, "models": models, "cells": cells},
+        context=LeaderboardContext(benchmarks, models, cells),
         data={
             "benchmarks": [b.slug for b in benchmarks],
             "models": [m.slug for m in models],

@@ -4,7 +4,8 @@ and how to take part."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 
 from pydantic import JsonValue
@@ -12,15 +13,16 @@ from pydantic import JsonValue
 from hbench.limits import MAX_FILES
 from registry.datarepo import layout
 from registry.datarepo.models import AuditEvent
+from registry.loader import Registry
 from registry.placement import MAX_ATTEMPTS
-from registry.schema import ISSUED_ATTEMPTS
+from registry.schema import ISSUED_ATTEMPTS, Board
 from sitebuild import page
 from sitebuild.boards import board_json
 from sitebuild.config import SiteConfig
 from sitebuild.format import iso, when
 from sitebuild.html import Markup, html, join
 from sitebuild.page import Page
-from sitebuild.source import SiteData
+from sitebuild.source import BoardSource, SiteData
 
 ACTION = "hbench/hbench@v1"
 """The all-in-one Action (issue, run, upload) as a workflow names it."""
@@ -30,6 +32,52 @@ SERVICE_PLACEHOLDER = "https://<service>"
 
 LATEST_EVENTS = 50
 """Audit events on the audit log's first page; each month has a page with all of them."""
+
+
+@dataclass(frozen=True)
+class HomeContext:
+    """What `home.html` shows: every board, those with rows first."""
+
+    boards: Sequence[BoardSource]
+    registry: Registry
+
+
+@dataclass(frozen=True)
+class AuditContext:
+    """What `audit.html` shows: each month's counts, the events listed (the newest, or a
+    month's) with their table's rows, and the month (None for the newest)."""
+
+    months: Sequence[JsonValue]
+    events: Sequence[AuditEvent]
+    month: str | None
+    event_rows: Markup
+
+
+@dataclass(frozen=True)
+class RegistryContext:
+    """What `registry.html` shows: each benchmark's slug and name."""
+
+    benchmarks: Sequence[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class LimitsContext:
+    """What `limits.html` shows: the registry's boards with their issuing limits, the
+    general caps, and the site's boards by slug."""
+
+    boards: Sequence[Board]
+    general: Mapping[str, JsonValue]
+    sources: Mapping[str, BoardSource]
+
+
+@dataclass(frozen=True)
+class TakePartContext:
+    """What `take_part.html` shows: the service's address, the Action and the CLI's
+    commands."""
+
+    service: str
+    action: str
+    cli: Sequence[JsonValue]
 
 
 def other_pages(site: SiteData, config: SiteConfig) -> Iterator[Page]:
@@ -47,7 +95,7 @@ def home_page(site: SiteData) -> Page:
         template="home.html",
         title="Boards",
         section="boards",
-        context={"boards": boards, "registry": site.registry},
+        context=HomeContext(boards, site.registry),
         data={"boards": [board_json(b) for b in boards]},
     )
 
@@ -69,20 +117,18 @@ def audit_pages(site: SiteData) -> Iterator[Page]:
         template="audit.html",
         title="Audit log",
         section="audit",
-        context={"months": summary, "events": latest, "month": None,
-                 "event_rows": _event_rows(latest, links)},
+        context=AuditContext(summary, latest, None, _event_rows(latest, links)),
         data={"months": summary, "latest": _events_json(latest)},
-    )  # fmt: skip
+    )
     for month, events in months.items():
         yield Page(
             path=page.audit_month(month),
             template="audit.html",
             title=f"Audit log, {month}",
             section="audit",
-            context={"months": summary, "events": events, "month": month,
-                     "event_rows": _event_rows(events, links)},
+            context=AuditContext(summary, events, month, _event_rows(events, links)),
             data={"month": month, "events": _events_json(events)},
-        )  # fmt: skip
+        )
 
 
 def registry_page(site: SiteData) -> Page:
@@ -93,7 +139,7 @@ def registry_page(site: SiteData) -> Page:
         template="registry.html",
         title="The registry, as data",
         section="benchmarks",
-        context={"benchmarks": benchmarks},
+        context=RegistryContext(benchmarks),
     )
 
 
@@ -114,7 +160,7 @@ def limits_page(site: SiteData, config: SiteConfig) -> Page:
         template="limits.html",
         title="Limits",
         section="limits",
-        context={"boards": boards, "general": general, "sources": site.boards},
+        context=LimitsContext(boards, general, site.boards),
         data={
             "general": general,
             "boards": [
@@ -139,7 +185,7 @@ def take_part_page(config: SiteConfig) -> Page:
         template="take_part.html",
         title="Take part",
         section="take-part",
-        context={"service": service, "action": ACTION, "cli": cli},
+        context=TakePartContext(service, ACTION, cli),
         data={"serviceUrl": config.service_url, "action": ACTION, "cli": cli},
     )
 

@@ -80,8 +80,6 @@ def context_names(context: object) -> dict[str, object]:
     """A page's context as the names its template reads: each field of its dataclass."""
     if context is None:
         return {}
-    if isinstance(context, Mapping):
-        return dict(context)
     if not is_dataclass(context) or isinstance(context, type):
         raise TypeError(f"a page's context is a dataclass, not {type(context).__name__}")
     # Not `asdict`: that copies every nested dataclass (rows, runs) into dicts.

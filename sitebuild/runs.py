@@ -8,11 +8,14 @@ uses, and nothing else, so every one of these pages says so beside the score.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from pydantic import JsonValue
 
 from registry.datarepo.models import PushedRun
+from registry.loader import Registry
+from registry.schema import Benchmark
 from sitebuild import page
 from sitebuild.page import Page
 from sitebuild.source import SiteData
@@ -24,6 +27,26 @@ PROVES = (
 """What a pushed run proves, as its pages say it (the runs API's own words for it)."""
 
 
+@dataclass(frozen=True)
+class PushedRunsContext:
+    """What `pushed_runs.html` shows: the pushed runs, newest first, and what they prove."""
+
+    runs: Sequence[PushedRun]
+    registry: Registry
+    proves: str
+
+
+@dataclass(frozen=True)
+class PushedRunContext:
+    """What `pushed_run.html` shows: the run, its benchmark (None if the registry has no
+    such benchmark any more) and what it proves."""
+
+    run: PushedRun
+    benchmark: Benchmark | None
+    registry: Registry
+    proves: str
+
+
 def runs_pages(site: SiteData) -> Iterator[Page]:
     """The list, one page per pushed run, and the `?id=` forwarder."""
     newest = sorted(site.pushed, key=lambda r: (r.pushed_at, r.id), reverse=True)
@@ -32,7 +55,7 @@ def runs_pages(site: SiteData) -> Iterator[Page]:
         template="pushed_runs.html",
         title="Pushed runs",
         section="runs",
-        context={"runs": newest, "registry": site.registry, "proves": PROVES},
+        context=PushedRunsContext(newest, site.registry, PROVES),
         data={"runs": [_summary(r) for r in newest], "proves": PROVES},
     )
     for run in newest:
@@ -53,10 +76,9 @@ def pushed_run_page(site: SiteData, run: PushedRun) -> Page:
         template="pushed_run.html",
         title=f"Pushed run {run.id}",
         section="runs",
-        context={"run": run, "benchmark": benchmark, "registry": site.registry,
-                 "proves": PROVES},
+        context=PushedRunContext(run, benchmark, site.registry, PROVES),
         data={**run.to_json_dict(), "proves": PROVES},
-    )  # fmt: skip
+    )
 
 
 def _summary(run: PushedRun) -> dict[str, JsonValue]:

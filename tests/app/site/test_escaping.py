@@ -1,5 +1,6 @@
 """HTML is written one way, escaping by construction: `sitebuild.html.html` escapes every
-value unless it is `Markup`, and a record's text reaches the run and entry pages escaped."""
+value unless it is `Markup`, and a record's text reaches the run and entry pages escaped;
+each page reads a context of its own type."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import pytest
 from registry.datarepo.state import Change, RepoState, publish_run
 from sitebuild.build import build_site
 from sitebuild.html import Markup, html, join
+from sitebuild.page import Page
+from sitebuild.render import render_html
 from sitebuild.source import read_data_repo
 
 from .datarepo import DEMO_TASKS, T0, entry, make_run
@@ -73,3 +76,14 @@ def test_a_records_markup_shows_as_text_on_its_run_and_entry_pages(
     for page in (run_page, entry_page, board_page):
         assert "<script>alert" not in page
         assert "&lt;script&gt;alert(" in page
+
+
+def test_a_page_reads_a_typed_context_not_a_dict() -> None:
+    home = Page(path="index.html", template="home.html", title="Boards", section="boards",
+                context={"boards": []})  # fmt: skip
+    with pytest.raises(TypeError, match="dataclass"):
+        render_html(home)
+    run = Page(path="boards/b/runs/r.html", template="run", title="Run", section="boards",
+               context={"run": None})  # fmt: skip
+    with pytest.raises(TypeError, match="RunContext"):
+        render_html(run)
