@@ -329,6 +329,16 @@ def test_the_three_guides_walked_as_a_user(
         said = " ".join(stopped.stderr.split())  # unwrapped
         assert "(job-unfinished)" in said and "(job-incomplete)" in said
         assert f"Continue it with `hbench jobs resume -p jobs/{script_job}`" in said
+        # Sent as it is, stopped, it is refused with a code and its Troubleshooting entry,
+        # and nothing changes: the same run token sends it once it is resumed.
+        tarred = shell(f"tar czf job.tgz -C jobs {script_job}", script_folder)
+        assert tarred.returncode == 0, tarred.stderr
+        early = shell(commands["curl-run-token"], script_folder, HPG_RUN_TOKEN=answer["token"])
+        assert early.returncode != 0
+        unfinished = json.loads(early.stdout)
+        assert unfinished["detail"].endswith(f"({unfinished['code']})")
+        assert f"({unfinished['code']})" in said  # one of the problems verify listed
+        assert unfinished["help"].endswith(f"/guide/troubleshooting#{unfinished['code']}")
         resume = commands["resume-command"].replace(example_job(commands), script_job)
         resumed = shell(resume, script_folder, **variables)
         assert resumed.returncode == 0, resumed.stderr
@@ -422,6 +432,9 @@ def test_the_three_guides_walked_as_a_user(
         expect(page.locator("#upload-refusal")).to_be_visible()
         expect(page.locator("#upload-problems")).to_contain_text(message)
         expect(page.locator("#upload-problems")).to_contain_text("bench-published-before")
+        page.locator("#upload-problems").get_by_role("link", name="bench-published-before").click()
+        page.wait_for_url("**/guide/troubleshooting#bench-published-before")
+        expect(page.locator("[id='bench-published-before']")).to_be_visible()
         refused_page = shell(upload_it, issued_folder, HPG_RUN_TOKEN=token)
         assert refused_page.returncode == 1, refused_page.stdout
         assert f"{message} (bench-published-before)" in " ".join(refused_page.stderr.split())
@@ -431,6 +444,7 @@ def test_the_three_guides_walked_as_a_user(
         refusal = json.loads(refused.stdout)
         assert refusal["code"] == "bench-published-before", refusal
         assert refusal["detail"] == f"{message} (bench-published-before)"
+        assert refusal["help"].endswith("/guide/troubleshooting#bench-published-before")
 
         # A copy whose job id was changed, dropped as a .tar.gz: its trials give it away.
         renamed = tmp_path / "renamed.tar.gz"
