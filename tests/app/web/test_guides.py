@@ -279,6 +279,9 @@ def test_the_three_guides_walked_as_a_user(
         issued_id = page.url.split("/bench/jobs/")[1].split("?")[0]
         expect(page.locator("#job-status")).to_have_text("Private")
         expect(page.locator("dl.facts").first).to_contain_text("yes, for hbench-demo")
+        page.get_by_role("link", name="Your bench").first.click()
+        expect(page.locator(f'#runs tr:has-text("{issued_job}")')).to_contain_text("uploaded")
+        page.locator("#jobs").get_by_role("link", name=issued_job, exact=True).click()
 
         # Publish it: Publish, then Make it public?; an issued run keeps its board.
         page.get_by_role("link", name="Publish", exact=True).click()
@@ -382,14 +385,20 @@ def test_the_three_guides_walked_as_a_user(
         # Withdraw a score: Withdraw, then Withdraw for good; the page shows Withdrawn.
         page.get_by_role("link", name="Withdraw", exact=True).click()
         expect(page.get_by_role("heading", level=1)).to_have_text("Withdraw for good?")
+        expect(page.locator("main")).to_contain_text(
+            "It can't be undone, and a withdrawn job can't be published again. "
+            "A run you issued still counts toward your limits."
+        )
         page.get_by_role("button", name="Withdraw for good").click()
         page.wait_for_url("**?done=withdrawn")
         expect(page.locator("#job-status")).to_have_text("Withdrawn")
         assert "Publish" not in job_actions(page) and "Withdraw" not in job_actions(page)
+        expect(page.locator("#no-publish")).to_contain_text("job-withdrawn")
 
         # Delete a job: Delete job, type its name, press Delete job.
         page.get_by_role("link", name="Delete job").click()
         expect(page.get_by_role("heading", level=1)).to_have_text("Delete job")
+        expect(page.locator("main")).to_contain_text("It can't be undone.")
         expect(page.locator("#delete-goes")).to_contain_text(
             "The job's results, trajectories, logs and files"
         )
