@@ -120,7 +120,7 @@ def reproduced(site: SiteData) -> list[Reproduced]:
             )
     for run in site.pushed:
         benchmark = site.registry.benchmarks.get(run.benchmark)
-        if benchmark is None:
+        if benchmark is None or run.status != "public":  # a run taken down counts no more
             continue
         scales[benchmark.slug] = benchmark.metric_scale
         key = (benchmark.slug, run.model_slug or run.model, run.harness)

@@ -49,7 +49,8 @@ class PushedRunContext:
 
 def runs_pages(site: SiteData) -> Iterator[Page]:
     """The list, one page per pushed run, and the `?id=` forwarder."""
-    newest = sorted(site.pushed, key=lambda r: (r.pushed_at, r.id), reverse=True)
+    every = sorted(site.pushed, key=lambda r: (r.pushed_at, r.id), reverse=True)
+    newest = [r for r in every if r.status == "public"]  # taken-down runs keep their page
     yield Page(
         path=page.pushed_runs(),
         template="pushed_runs.html",
@@ -58,14 +59,14 @@ def runs_pages(site: SiteData) -> Iterator[Page]:
         context=PushedRunsContext(newest, site.registry, PROVES),
         data={"runs": [_summary(r) for r in newest], "proves": PROVES},
     )
-    for run in newest:
+    for run in every:
         yield pushed_run_page(site, run)
     yield Page(
         path=page.run_detail(),
         template="run_detail.html",
         title="Find a pushed run",
         section="runs",
-        data={"runs": [r.id for r in newest]},
+        data={"runs": [r.id for r in every]},
     )
 
 

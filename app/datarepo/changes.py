@@ -36,6 +36,7 @@ from registry.datarepo.state import (
     record_audit_event,
     record_pushed_run,
     registry_of,
+    take_down_pushed_run,
     take_down_run,
     withdraw_run,
 )
@@ -116,6 +117,15 @@ class PushedRunChange(Record):
     run: PushedRun
 
 
+class TakeDownPushedRunChange(Record):
+    """`take_down_pushed_run`: a maintainer takes a pushed run off the site."""
+
+    kind: Literal["take_down_pushed_run"] = "take_down_pushed_run"
+    run_id: RunId
+    reason: TakeDownReason
+    note: str | None = Field(default=None, max_length=500)
+
+
 PublicChange = Annotated[
     OpenBoardChange
     | PublishRunChange
@@ -124,7 +134,8 @@ PublicChange = Annotated[
     | CountIssuedRunChange
     | DeleteRunFilesChange
     | AuditEventChange
-    | PushedRunChange,
+    | PushedRunChange
+    | TakeDownPushedRunChange,
     Field(discriminator="kind"),
 ]
 _CHANGE: TypeAdapter[PublicChange] = TypeAdapter(PublicChange)
@@ -171,7 +182,7 @@ class Pending:
 
 def board_of(op: PublicChange) -> str | None:
     """The board a change touches; None for a pushed run, which has none."""
-    if isinstance(op, PushedRunChange):
+    if isinstance(op, PushedRunChange | TakeDownPushedRunChange):
         return None
     if isinstance(op, OpenBoardChange):
         return op.board.slug
@@ -180,10 +191,19 @@ def board_of(op: PublicChange) -> str | None:
     return op.board
 
 
+def pushed_run_of(op: PublicChange) -> str | None:
+    """The pushed run a change writes, if it writes one."""
+    if isinstance(op, PushedRunChange):
+        return op.run.id
+    if isinstance(op, TakeDownPushedRunChange):
+        return op.run_id
+    return None
+
+
 def recomputes(op: PublicChange) -> bool:
     """Whether the change moves its board's rows (an audit line alone does not, nor a
     pushed run, which has no board)."""
-    return not isinstance(op, AuditEventChange | PushedRunChange)
+    return not isinstance(op, AuditEventChange | PushedRunChange | TakeDownPushedRunChange)
 
 
 @dataclass(frozen=True)
@@ -203,9 +223,7 @@ def needs(batch: Iterable[Pending]) -> Needs:
     batch = list(batch)
     boards = sorted({b for p in batch if (b := board_of(p.op)) is not None})
     months = {layout.audit_file(p.change.at) for p in batch if board_of(p.op) is not None}
-    pushed = {
-        layout.pushed_run_file(p.op.run.id) for p in batch if isinstance(p.op, PushedRunChange)
-    }
+    pushed = {layout.pushed_run_file(run) for p in batch if (run := pushed_run_of(p.op))}
     files = tuple(sorted(months | pushed))
     return Needs((layout.REGISTRY, *(layout.board_dir(b) for b in boards)), files)
 
@@ -232,6 +250,10 @@ def apply_one(  # noqa: PLR0911 - a case for each kind of change
             )
         case PushedRunChange():
             return record_pushed_run(state, op.run)
+        case TakeDownPushedRunChange():
+            return take_down_pushed_run(
+                state, op.run_id, reason=op.reason, note=op.note, change=change
+            )
         case DeleteRunFilesChange():
             return delete_run_files(state, op.board, op.run_id, change)
         case AuditEventChange():

@@ -69,7 +69,7 @@ class TakeDownRequest(BaseModel):
 
 
 class TakenDown(BaseModel):
-    board: str
+    board: str | None = Field(description="The board the run was on; null for a pushed run.")
     run_id: str
     reason: str
     note: str

@@ -16,9 +16,17 @@ from sqlalchemy import and_, case, or_, select
 from sqlalchemy.orm import Session
 
 from app.auth.service import ensure_account, find_account
-from app.datarepo.changes import TakeDownRunChange
+from app.datarepo.changes import TakeDownPushedRunChange, TakeDownRunChange
 from app.datarepo.outbox import enqueue
-from app.db.models import Account, Job, JobStatus, Report, ReportStatus
+from app.db.models import (
+    Account,
+    Job,
+    JobStatus,
+    Report,
+    ReportStatus,
+    ReproducedRun,
+    ReproducedRunStatus,
+)
 from app.publish.record import run_id_of
 from app.ratelimit import Limit, check_and_record
 from app.reports import policy
@@ -144,7 +152,7 @@ def dismiss(session: Session, maintainer: Account, number: int, *, now: datetime
 class TakeDown:
     """A run taken down: where it was, what the audit log says, and the reports closed."""
 
-    board: str
+    board: str | None  # None for a pushed run, which is on no board
     run_id: str
     reason: str
     note: str
@@ -187,7 +195,11 @@ def take_down_report(
 def take_down_run(
     session: Session, maintainer: Account, run_id: str, *, reason: str, note: str, now: datetime
 ) -> TakeDown:
-    """Take down a run by its id, with or without a report about it."""
+    """Take down a run by its id, with or without a report about it: a run on a board (its
+    job's id), or a summary pushed to the runs API (`run_…`)."""
+    pushed = session.get(ReproducedRun, run_id, with_for_update=True)
+    if pushed is not None and pushed.job_ref is None:
+        return take_down_pushed(session, maintainer, pushed, reason=reason, note=note, now=now)
     try:
         job = _locked(session, uuid.UUID(run_id))
     except ValueError:
@@ -195,6 +207,30 @@ def take_down_run(
     if job is None or job.published_at is None:
         raise HbenchError("takedown-run-not-found", f"no run {run_id} was ever on a board")
     return take_down(session, maintainer, job, reason=reason, note=note, now=now)
+
+
+def take_down_pushed(
+    session: Session,
+    maintainer: Account,
+    run: ReproducedRun,
+    *,
+    reason: str,
+    note: str,
+    now: datetime,
+) -> TakeDown:
+    """Take a pushed summary off the site and out of the runs API's lists and aggregates:
+    its row `rejected`, and the public change with the reason and note, in one transaction."""
+    if run.status is ReproducedRunStatus.REJECTED:
+        session.rollback()
+        raise HbenchError("takedown-run-not-public", f"the run {run.id} is taken down already")
+    people = [session.get_one(Account, run.user_id).login] if run.user_id is not None else []
+    checked = policy.check_takedown(reason, note, people)
+    text = note.strip()
+    change = TakeDownPushedRunChange(run_id=run.id, reason=checked, note=text or None)
+    enqueue(session, change, at=now)
+    run.status = ReproducedRunStatus.REJECTED
+    session.commit()
+    return TakeDown(None, run.id, reason, text, [])
 
 
 def _locked(session: Session, job_id: uuid.UUID) -> Job | None:

@@ -276,3 +276,12 @@ class PushedRun(Record):
     notes: str | None = Field(default=None, max_length=2000)
     pushed_by: GitHubHandle | None = Field(default=None, description="None when anonymous.")
     pushed_at: datetime
+    # Set when a maintainer takes the run down; left out of the file until then.
+    status: Literal["public", "taken_down"] = Field(
+        default="public", exclude_if=lambda value: value == "public"
+    )
+    status_changed_at: datetime | None = Field(default=None, exclude_if=lambda v: v is None)
+    take_down_reason: TakeDownReason | None = Field(default=None, exclude_if=lambda v: v is None)
+    take_down_note: str | None = Field(
+        default=None, max_length=500, exclude_if=lambda v: v is None
+    )

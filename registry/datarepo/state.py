@@ -201,6 +201,25 @@ def record_pushed_run(state: RepoState, run: PushedRun) -> RepoState:
     return state.put({path: dumps(run.to_json_dict())})
 
 
+def take_down_pushed_run(
+    state: RepoState, run_id: str, *, reason: TakeDownReason, note: str | None, change: Change
+) -> RepoState:
+    """Take a pushed run down: its file keeps the record, marked with the reason and note,
+    and the site lists it no more. Taking it down again changes nothing."""
+    path = layout.pushed_run_file(run_id)
+    text = state.get(path)
+    if text is None:
+        raise HbenchError("datarepo-conflict", f"no pushed run {run_id} to take down", path=path)
+    run = PushedRun.model_validate_json(text)
+    if run.status == "taken_down":
+        return state
+    down = run.model_copy(
+        update={"status": "taken_down", "status_changed_at": change.at,
+                "take_down_reason": reason, "take_down_note": note}
+    )  # fmt: skip
+    return state.put({path: dumps(down.to_json_dict())})
+
+
 def record_audit_event(state: RepoState, event: AuditEvent) -> RepoState:
     """Append one line to the month's audit log, unless its change is there already."""
     path = layout.audit_file(event.time)

@@ -101,3 +101,42 @@ def test_a_pushed_runs_text_is_redacted_before_it_is_stored_or_public(
     ]
     assert written and built
     assert not any(KEY in text for text in [*written, *built])
+
+
+def test_a_maintainer_takes_a_pushed_run_off_the_site_and_out_of_the_counts(
+    client: TestClient, settings: Settings
+) -> None:
+    kept = client.post("/v1/runs", json=summary(score=70)).json()["data"]
+    bad = client.post("/v1/runs", json=summary(score=100, notes="trust me")).json()["data"]
+    note = "the summary's rewards give 50, not 100"
+    down = client.post(
+        f"/api/admin/runs/{bad['id']}/take-down",
+        json={"reason": "score-cannot-be-right", "note": note},
+    )  # the local user is a maintainer
+    assert down.status_code == 200, down.text
+    assert down.json()["board"] is None and down.json()["run_id"] == bad["id"]
+    again = client.post(
+        f"/api/admin/runs/{bad['id']}/take-down", json={"reason": "breaks-terms", "note": "x"}
+    )
+    assert again.status_code == 409 or again.json()["code"] == "takedown-run-not-public"
+
+    assert [r["id"] for r in client.get("/v1/runs").json()["data"]] == [kept["id"]]
+    assert client.get(f"/v1/runs/{bad['id']}").json()["data"]["status"] == "rejected"
+    checkout = write_data_repository(settings)
+    record = json.loads((checkout / layout.pushed_run_file(bad["id"])).read_text())
+    assert (record["status"], record["takeDownReason"], record["takeDownNote"]) == (
+        "taken_down", "score-cannot-be-right", note,
+    )  # fmt: skip
+    assert "status" not in json.loads((checkout / layout.pushed_run_file(kept["id"])).read_text())
+    rebuild_site(settings)
+
+    listed = client.get(f"/site/{page.pushed_runs()}").text
+    assert kept["id"] in listed and bad["id"] not in listed
+    shown = client.get(f"/site/{page.pushed_run(bad['id'])}").text
+    assert "Taken down by the maintainers" in shown, shown[shown.find("<main"):][:1500]
+    assert "rewards give 50, not 100" in shown
+    panel_json = "/site/" + page.benchmark("mmlu-pro").removesuffix(".html") + ".json"
+    (panel,) = client.get(panel_json).json()["reproduced"]
+    assert (panel["runCount"], panel["median"]) == (1, 70)
+    (api,) = client.get("/v1/bench/reproduced", params={"benchmark": "mmlu-pro"}).json()["data"]
+    assert (api["runCount"], api["median"]) == (1, 70)
