@@ -282,6 +282,4 @@ class PushedRun(Record):
     )
     status_changed_at: datetime | None = Field(default=None, exclude_if=lambda v: v is None)
     take_down_reason: TakeDownReason | None = Field(default=None, exclude_if=lambda v: v is None)
-    take_down_note: str | None = Field(
-        default=None, max_length=500, exclude_if=lambda v: v is None
-    )
+    take_down_note: str | None = Field(default=None, max_length=500, exclude_if=lambda v: v is None)

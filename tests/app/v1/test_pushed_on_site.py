@@ -133,7 +133,7 @@ def test_a_maintainer_takes_a_pushed_run_off_the_site_and_out_of_the_counts(
     listed = client.get(f"/site/{page.pushed_runs()}").text
     assert kept["id"] in listed and bad["id"] not in listed
     shown = client.get(f"/site/{page.pushed_run(bad['id'])}").text
-    assert "Taken down by the maintainers" in shown, shown[shown.find("<main"):][:1500]
+    assert "Taken down by the maintainers" in shown, shown[shown.find("<main") :][:1500]
     assert "rewards give 50, not 100" in shown
     panel_json = "/site/" + page.benchmark("mmlu-pro").removesuffix(".html") + ".json"
     (panel,) = client.get(panel_json).json()["reproduced"]
