@@ -3,7 +3,7 @@
 A request is signed in by an API token (`authorization: Bearer hpg_…`), by the cookie
 GitHub sign-in sets (`app/github/oauth.py`), or, in local mode only, as the local user
 when it comes from this machine. A GitHub Actions OIDC token is refused here: issuing a
-run is the one thing it is taken for (`app/github/trusted.py`).
+run is the one thing it is taken for (`app/auth/trusted.py`).
 """
 
 from __future__ import annotations

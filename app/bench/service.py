@@ -24,6 +24,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.auth.oidc import consume_jti
 from app.bench.pool import Stores, run_in_worker
 from app.bench.storage import blob_key, new_job_id, store_job
 from app.bench.uploader import Uploader
@@ -34,7 +35,6 @@ from app.checks.rules import Checked, check_job
 from app.checks.summary import UploadSize, fingerprint, job_summary
 from app.db.models import Job, JobStatus
 from app.db.session import Database
-from app.github.oidc import consume_jti
 from app.observe import metrics
 from app.publish.fingerprints import published_before
 from app.regrade.plan import RegradeInput, RegradeSetup, plan_regrade

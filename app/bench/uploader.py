@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.dependencies import bearer, current_caller, looks_like_jwt
+from app.auth.oidc import ActionsClaims, get_oidc_verifier
 from app.auth.service import authenticate_api_token, refuse_denied
 from app.auth.tokens import hash_token, hashes_match, is_run_token
 from app.checks.evidence import IssuedSpec
@@ -35,7 +36,6 @@ from app.clock import Clock, ClockDep
 from app.db.models import Account, IssuedRun
 from app.db.session import Database
 from app.dependencies import DatabaseDep, SettingsDep
-from app.github.oidc import ActionsClaims, get_oidc_verifier
 from app.runs.provenance import RESUMED_BY, TRUSTED_WORKFLOW
 from app.settings import Settings
 from hbench.errors import HbenchError, Problem

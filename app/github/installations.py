@@ -1,5 +1,6 @@
 """Where the App is installed: `installation` and `installation_repositories` events,
-recorded; and which account a repository maps to, for runs its workflows issue.
+recorded. Which account a repository maps to, for runs its workflows issue, is
+`app.auth.trusted`'s question, asked of these rows.
 
 Accounts and repositories are keyed by GitHub's numeric ids: a login or a repository
 name can be freed and taken by someone else, an id can't.
@@ -10,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
-from app.db.models import Account, GitHubInstallation, GitHubInstallationRepository
+from app.db.models import GitHubInstallation, GitHubInstallationRepository
 from app.db.session import Database
 from app.github.events import (
     InstallationEvent,
@@ -108,32 +109,3 @@ def set_repositories(row: GitHubInstallation, repositories: Iterable[RepositoryB
         GitHubInstallationRepository(repository_id=repo.id, full_name=repo.full_name)
         for repo in unique.values()
     ]
-
-
-def installation_for_repository(
-    session: Session, owner_id: int, repository_id: int
-) -> GitHubInstallation | None:
-    """The App's working installation on a repository, by the owner's and the
-    repository's ids, or None."""
-    rows = session.scalars(
-        select(GitHubInstallation).where(
-            GitHubInstallation.account_id == owner_id, GitHubInstallation.suspended_at.is_(None)
-        )
-    )
-    for row in rows:
-        if row.repository_selection == "all" or any(
-            repo.repository_id == repository_id for repo in row.repositories
-        ):
-            return row
-    return None
-
-
-def account_for_repository(session: Session, owner_id: int, repository_id: int) -> Account | None:
-    """The account of whoever installed the App where this repository is, if they
-    have signed in to hbench: runs the repository's workflows issue are theirs."""
-    installation = installation_for_repository(session, owner_id, repository_id)
-    if installation is None or installation.installed_by_id is None:
-        return None
-    return session.scalars(
-        select(Account).where(Account.github_id == installation.installed_by_id)
-    ).one_or_none()

@@ -14,11 +14,11 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response, status
 
 from app.auth.dependencies import CurrentAccount
+from app.auth.trusted import RunIssuerDep
 from app.clock import ClockDep
 from app.db.models import IssuedRun
 from app.dependencies import SessionDep, SettingsDep
 from app.errors import error_responses
-from app.github.trusted import RunIssuerDep
 from app.registry import RegistryDep
 from app.runs import service
 from app.runs.schemas import (

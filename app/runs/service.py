@@ -16,10 +16,10 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
+from app.auth.oidc import ActionsClaims, consume_jti
 from app.auth.tokens import hash_token, new_run_token
 from app.checks.summary import redacted
 from app.db.models import Account, IssuedRun, IssuedRunStatus
-from app.github.oidc import ActionsClaims, consume_jti
 from app.runs import policy, spec
 from app.runs.provenance import RESUMED_BY, provenance_of
 from app.runs.schemas import IssueRequest

@@ -7,8 +7,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.auth.trusted import account_for_repository, installation_for_repository
 from app.db.models import Account, GitHubInstallation
-from app.github.installations import account_for_repository, installation_for_repository
 from tests.fakes.github import FakeGitHub
 from tests.fakes.github.state import FakeInstallation, FakeRepo, FakeUser
 from tests.fakes.github.webhooks import (

@@ -14,8 +14,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.db.models import UsedOidcToken
-from app.github.oidc import (
+from app.auth.oidc import (
     ActionsClaims,
     HttpJwksSource,
     JwksCache,
@@ -24,6 +23,7 @@ from app.github.oidc import (
     is_trusted,
     trusted_workflows,
 )
+from app.db.models import UsedOidcToken
 from hbench.errors import HbenchError
 from tests.fakes.github import REMOVE, FakeGitHub
 

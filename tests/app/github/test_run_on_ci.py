@@ -16,9 +16,9 @@ from httpx2 import Response
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.auth.oidc import HttpJwksSource, JwksCache, OidcVerifier, trusted_workflows
 from app.auth.service import create_api_token
 from app.db.models import Account, IssuedRun, IssuedRunStatus, Job, UsedOidcToken
-from app.github.oidc import HttpJwksSource, JwksCache, OidcVerifier, trusted_workflows
 from app.registry import default_registry, get_registry
 from hbench.digest import spec_digest
 from registry.loader import Registry

@@ -19,10 +19,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.auth.dependencies import looks_like_jwt
+from app.auth.oidc import HttpJwksSource, JwksCache, OidcVerifier
 from app.auth.service import create_api_token
 from app.db.models import Account, IssuedRun, UsedOidcToken
 from app.errors import status_for
-from app.github.oidc import HttpJwksSource, JwksCache, OidcVerifier
 from tests.fakes.github import FakeGitHub
 from tests.fakes.github.oidc import SigningKey
 from tests.fakes.github.state import FakeRepo, FakeUser

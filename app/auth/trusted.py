@@ -2,7 +2,7 @@
 token needed (`POST /api/local-runs` only).
 
 A bearer that reads as a JWT (three dot-separated parts, not an `hpg_` API token) is
-verified (`app.github.oidc`), then its repository is matched to an account by numeric
+verified (`app.auth.oidc`), then its repository is matched to an account by numeric
 ids, never by name: the App must be installed where the repository is (as the
 installation webhooks recorded it), and the run belongs to whoever installed it there, or,
 when that person has not signed in to hbench, to the account of the repository's owner
@@ -22,12 +22,11 @@ from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from app.auth.dependencies import bearer, current_caller, looks_like_jwt
+from app.auth.oidc import ActionsClaims, get_oidc_verifier, is_trusted
 from app.auth.service import refuse_denied
 from app.clock import ClockDep
-from app.db.models import Account
+from app.db.models import Account, GitHubInstallation
 from app.dependencies import SessionDep, SettingsDep
-from app.github.installations import account_for_repository, installation_for_repository
-from app.github.oidc import ActionsClaims, get_oidc_verifier, is_trusted
 from hbench.errors import HbenchError
 
 
@@ -92,3 +91,32 @@ def workflow_account(session: Session, claims: ActionsClaims) -> Account:
 
 
 RunIssuerDep = Annotated[RunIssuer, Depends(run_issuer)]
+
+
+def installation_for_repository(
+    session: Session, owner_id: int, repository_id: int
+) -> GitHubInstallation | None:
+    """The App's working installation on a repository, by the owner's and the
+    repository's ids, or None."""
+    rows = session.scalars(
+        select(GitHubInstallation).where(
+            GitHubInstallation.account_id == owner_id, GitHubInstallation.suspended_at.is_(None)
+        )
+    )
+    for row in rows:
+        if row.repository_selection == "all" or any(
+            repo.repository_id == repository_id for repo in row.repositories
+        ):
+            return row
+    return None
+
+
+def account_for_repository(session: Session, owner_id: int, repository_id: int) -> Account | None:
+    """The account of whoever installed the App where this repository is, if they
+    have signed in to hbench: runs the repository's workflows issue are theirs."""
+    installation = installation_for_repository(session, owner_id, repository_id)
+    if installation is None or installation.installed_by_id is None:
+        return None
+    return session.scalars(
+        select(Account).where(Account.github_id == installation.installed_by_id)
+    ).one_or_none()
