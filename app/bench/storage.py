@@ -31,9 +31,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from app.blobs import BlobStore
-from app.checks.run_token import run_token_problems
 from app.db.models import IssuedRun, IssuedRunStatus, Job, Regrade
 from app.db.session import Database
+from app.runs.run_token import run_token_problems
 from hbench.errors import HbenchError, Problem
 
 JOBS_PREFIX = "jobs/"

@@ -30,13 +30,13 @@ from app.auth.oidc import ActionsClaims, get_oidc_verifier
 from app.auth.service import authenticate_api_token, refuse_denied
 from app.auth.tokens import hash_token, hashes_match, is_run_token
 from app.checks.evidence import IssuedSpec
-from app.checks.run_token import RUN_TOKEN_HEADER, run_token_problems, unknown_token
 from app.checks.summary import SummaryCi
 from app.clock import Clock, ClockDep
 from app.db.models import Account, IssuedRun
 from app.db.session import Database
 from app.dependencies import DatabaseDep, SettingsDep
 from app.runs.provenance import RESUMED_BY, TRUSTED_WORKFLOW
+from app.runs.run_token import RUN_TOKEN_HEADER, run_token_problems, unknown_token
 from app.settings import Settings
 from hbench.errors import HbenchError, Problem
 

@@ -28,7 +28,6 @@ from app.bench.routes import take_upload
 from app.bench.schemas import JobDetail, UploadAccepted
 from app.bench.uploader import Uploader, get_uploader
 from app.blobs import BlobStore
-from app.checks.run_token import RUN_TOKEN_HEADER, unknown_token
 from app.clock import Clock, ClockDep
 from app.db.models import IssuedRun, IssuedRunStatus, Job
 from app.db.session import Database
@@ -40,6 +39,7 @@ from app.publish.record import download_path
 from app.publish.routes import policy_of
 from app.registry import RegistryDep
 from app.runs import service as runs
+from app.runs.run_token import RUN_TOKEN_HEADER, unknown_token
 from app.runs.spec import execution_of
 from app.runs.status import effective_status
 from app.settings import Settings

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.checks.run_token import run_token_problems
 from app.db.models import IssuedRunStatus
+from app.runs.run_token import run_token_problems
 
 NOW = datetime(2026, 10, 30, 12, 0, tzinfo=UTC)
 
