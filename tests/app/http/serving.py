@@ -35,6 +35,7 @@ class Served:
     url: str
     client: httpx.Client
     log: Path
+    process: subprocess.Popen[str]
 
     @property
     def output(self) -> str:
@@ -59,7 +60,7 @@ def serving(folder: Path, **settings: str) -> Iterator[Served]:
         started = wait_until_healthy(url, server, START_SECONDS)
         assert started == "up", f"the service is {started}:\n{log.read_text()}"
         with httpx.Client(base_url=url, timeout=ANSWER_SECONDS) as client:
-            yield Served(url, client, log)
+            yield Served(url, client, log, server)
     finally:
         server.terminate()
         server.wait(timeout=30)
