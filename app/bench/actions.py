@@ -12,8 +12,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from app.bench.retention import Policy, files_hidden, publish_deadline
 from app.db.models import Job, JobStatus
-from app.publish.retention import Policy, files_hidden, publish_deadline
 from app.regrade.service import publish_refusal
 from hbench.errors import Problem
 

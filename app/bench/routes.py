@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.auth.dependencies import CurrentAccount
 from app.bench import service
+from app.bench.retention import policy_of
 from app.bench.schemas import JobDetail, JobInfo, JobList, UploadAccepted
 from app.bench.storage import sweep_scratch
 from app.bench.uploader import Uploader, UploaderDep
@@ -26,7 +27,6 @@ from app.clock import Clock, ClockDep
 from app.db.session import Database
 from app.dependencies import BlobStoreDep, DatabaseDep, SessionDep, SettingsDep
 from app.errors import error_responses
-from app.publish.routes import policy_of
 from app.registry import RegistryDep
 from app.regrade.plan import RegradeSetup
 from app.settings import Settings, get_settings

@@ -13,9 +13,9 @@ from typing import Literal, Self
 from pydantic import BaseModel, Field
 
 from app.bench.actions import NOT_PLACEABLE, JobActions, job_actions
+from app.bench.retention import Policy
 from app.checks.summary import JobSummary, SummaryBoards
 from app.db.models import Job
-from app.publish.retention import Policy
 from app.regrade.service import regrade_json, run_evidence
 from hbench.errors import Problem
 from registry.evidence import Level, run_levels

@@ -228,7 +228,7 @@ class Job(Base):
     deleted_at: Mapped[datetime | None]
     # When a maintainer took the job's run off its board (app/reports/), whatever its status.
     taken_down_at: Mapped[datetime | None]
-    # When retention hid an unpublished job's files (app/publish/retention.py).
+    # When retention hid an unpublished job's files (app/bench/retention.py).
     files_hidden_at: Mapped[datetime | None]
     # Whether the service graded its recorded outputs again, and what it found.
     regrade: Mapped[Regrade | None] = relationship(lazy="selectin", passive_deletes=True)

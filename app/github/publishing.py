@@ -19,13 +19,13 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.bench.retention import policy_of
 from app.blobs import BlobStore
 from app.clock import Clock
 from app.db.models import Account, GitHubCommandAction, Job
 from app.db.session import Database
 from app.publish import service
 from app.publish.choice import BoardChoiceError
-from app.publish.retention import Policy
 from app.settings import Settings
 from hbench.errors import HbenchError
 from registry.loader import Registry
@@ -55,7 +55,7 @@ class PublishingActions:
         self.blobs = blobs
         self.settings = settings
         self.clock = clock
-        self.policy = Policy(settings.publish_window, settings.deleted_files_retention)
+        self.policy = policy_of(settings)
 
     async def publish(self, request: ActionRequest) -> str:
         def act(session: Session, owner: Account, row: Job, now: datetime) -> str:

@@ -11,13 +11,13 @@ from typing import Annotated
 
 import typer
 
+from app.bench.retention import policy_of
 from app.blobs import open_blob_store
 from app.cli_state import StateDir, settings_for
 from app.db.migrate import migrated_database
 from app.db.models import utcnow
 from app.db.session import Database
 from app.publish.maintenance import MaintenanceReport, run_maintenance
-from app.publish.retention import Policy
 from app.settings import Settings
 from hbench.cli.output import handled
 
@@ -53,7 +53,7 @@ def run(
 
 
 def _round(settings: Settings, database: Database) -> MaintenanceReport:
-    policy = Policy(settings.publish_window, settings.deleted_files_retention)
+    policy = policy_of(settings)
     blobs = open_blob_store(settings)
     report = run_maintenance(database, blobs, now=utcnow(), policy=policy)
     typer.echo(

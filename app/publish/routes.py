@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response, Streamin
 from fastapi.security import HTTPAuthorizationCredentials
 
 from app.auth.dependencies import CurrentAccount, bearer, current_caller
+from app.bench.retention import policy_of
 from app.clock import Clock, ClockDep, get_clock
 from app.db.models import Account
 from app.dependencies import BlobStoreDep, Resources, SessionDep, SettingsDep
@@ -27,7 +28,6 @@ from app.publish import service
 from app.publish.choice import BoardChoiceError
 from app.publish.maintenance import MaintenanceLoop
 from app.publish.record import download_path
-from app.publish.retention import Policy
 from app.publish.schemas import (
     BoardChoiceEnvelope,
     DeletedJob,
@@ -50,10 +50,6 @@ DOWNLOAD = (
     "token-invalid", "token-revoked", "bench-job-not-found", "job-files-hidden",
     "job-files-deleted",
 )  # fmt: skip
-
-
-def policy_of(settings: Settings) -> Policy:
-    return Policy(settings.publish_window, settings.deleted_files_retention)
 
 
 @asynccontextmanager

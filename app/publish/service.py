@@ -27,6 +27,7 @@ from app.bench.actions import (
     publish_problem,
     withdraw_problem,
 )
+from app.bench.retention import Policy
 from app.bench.service import get_job
 from app.blobs import BlobNotFoundError, BlobStore
 from app.checks.summary import JobSummary, KeptSummary
@@ -43,7 +44,6 @@ from app.http.headers import attachment
 from app.publish.choice import Target, issued_target, placed_target, unplaceable
 from app.publish.fingerprints import published_before, record_prints
 from app.publish.record import provenance_of, published_run, run_id_of
-from app.publish.retention import Policy
 from app.publish.task_files import board_task_files_problem
 from app.regrade.service import publish_refusal, regrade_of, run_evidence
 from app.v1.service import record_published_run, reject_published_run

@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 from app.auth.dependencies import Caller, bearer, current_caller
 from app.auth.sessions import check_origin
 from app.bench import service as bench
+from app.bench.retention import policy_of
 from app.bench.routes import take_upload
 from app.bench.schemas import JobDetail, UploadAccepted
 from app.bench.uploader import Uploader, get_uploader
@@ -36,7 +37,6 @@ from app.errors import envelope
 from app.publish import service as publishing
 from app.publish.choice import BoardChoiceError
 from app.publish.record import download_path
-from app.publish.routes import policy_of
 from app.registry import RegistryDep
 from app.runs import service as runs
 from app.runs.run_token import RUN_TOKEN_HEADER, unknown_token

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from app.bench.retention import Policy
 from app.blobs import (
     CHUNK_BYTES,
     BlobNotFoundError,
@@ -33,7 +34,6 @@ from app.blobs import (
 )
 from app.db.session import Database
 from app.publish.maintenance import run_maintenance
-from app.publish.retention import Policy
 from app.settings import Settings, load_settings
 from hbench.errors import HbenchError
 from tests.s3_server import s3_config, s3_server

@@ -10,13 +10,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 from typer.testing import CliRunner
 
+from app.bench.retention import Policy
 from app.bench.storage import blob_key, new_job_id
 from app.blobs import LocalBlobStore
 from app.cli import app as cli
 from app.db.models import IssuedRun, IssuedRunStatus
 from app.db.session import Database
 from app.publish.maintenance import MaintenanceReport, run_maintenance
-from app.publish.retention import Policy
 from app.settings import Settings
 
 from ..bench.conftest import issue_run, run_token, stored_blobs, upload

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from app.bench.retention import Policy
 from app.db.models import Job, JobStatus
-from app.publish.retention import Policy
 from app.publish.service import refuse_unpublishable
 from hbench.errors import HbenchError
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from app.db.models import JobStatus
+from app.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,11 @@ class Policy:
 
     publish_window: timedelta
     deleted_files_retention: timedelta
+
+
+def policy_of(settings: Settings) -> Policy:
+    """The settings' retention periods."""
+    return Policy(settings.publish_window, settings.deleted_files_retention)
 
 
 def publish_deadline(uploaded_at: datetime, policy: Policy) -> datetime:
