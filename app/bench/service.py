@@ -31,12 +31,12 @@ from app.bench.uploader import Uploader
 from app.blobs import BlobStore
 from app.checks.boards import Boards, boards_for, judged
 from app.checks.evidence import Evidence, Identity, IssuedSpec
+from app.checks.fingerprints import published_before
 from app.checks.rules import Checked, check_job
 from app.checks.summary import UploadSize, fingerprint, job_summary
 from app.db.models import Job, JobStatus
 from app.db.session import Database
 from app.observe import metrics
-from app.publish.fingerprints import published_before
 from app.regrade.plan import RegradeInput, RegradeSetup, plan_regrade
 from app.regrade.service import new_regrade
 from app.uploads.archive import ExtractedJob

@@ -19,10 +19,10 @@ from sqlalchemy.orm import Session
 from app.bench.retention import Policy, hide_before, purge_before
 from app.bench.storage import sweep_orphan_blobs
 from app.blobs import BlobStore
+from app.checks.fingerprints import record_prints
 from app.clock import Clock
 from app.db.models import Account, IssuedRun, IssuedRunStatus, Job, JobStatus
 from app.db.session import Database
-from app.publish.fingerprints import record_prints
 from app.publish.service import count_run, purge_files
 from app.runs.status import effective_status
 

@@ -30,6 +30,7 @@ from app.bench.actions import (
 from app.bench.retention import Policy
 from app.bench.service import get_job
 from app.blobs import BlobNotFoundError, BlobStore
+from app.checks.fingerprints import published_before, record_prints
 from app.checks.summary import JobSummary, KeptSummary
 from app.datarepo.changes import (
     CountIssuedRunChange,
@@ -42,7 +43,6 @@ from app.datarepo.outbox import enqueue
 from app.db.models import Account, IssuedRun, Job, JobStatus, OutboxEntry
 from app.http.headers import attachment
 from app.publish.choice import Target, issued_target, placed_target, unplaceable
-from app.publish.fingerprints import published_before, record_prints
 from app.publish.record import provenance_of, published_run, run_id_of
 from app.publish.task_files import board_task_files_problem
 from app.regrade.service import publish_refusal, regrade_of, run_evidence
