@@ -15,7 +15,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from app import health
+from app import health, scrape
 from app.auth import routes as auth_routes
 from app.bench import routes as bench_routes
 from app.datarepo.service import start_background_writer
@@ -26,7 +26,6 @@ from app.github import webhooks as github_webhooks
 from app.github.tokens import InstallationTokens
 from app.http.bodies import BodyGuard
 from app.http.forwarded import ForwardedFor
-from app.observe import scrape
 from app.observe.requests import RequestObserver
 from app.publish import routes as publish_routes
 from app.reports import routes as reports_routes

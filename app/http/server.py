@@ -2,7 +2,7 @@
 
 Forwarded addresses are believed only from `HBENCH_TRUSTED_PROXIES` (uvicorn would
 otherwise believe `X-Forwarded-For` from 127.0.0.1, or from `FORWARDED_ALLOW_IPS`), and
-the access log's query strings are filtered (`access_log.py`); the app's own lines are
+the access log's query strings are filtered (`app.observe.access_log`); the app's own lines are
 logged beside uvicorn's, as text or JSON, each with its request's id (`app.observe.logs`).
 """
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import uvicorn.config
 
-from app.http.access_log import AccessQueryFilter
+from app.observe.access_log import AccessQueryFilter
 from app.observe.requests import request_id
 
 LogFormat = Literal["text", "json"]

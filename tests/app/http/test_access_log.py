@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from app.http.access_log import filtered_path
 from app.main import create_app
+from app.observe.access_log import filtered_path
 from app.settings import Settings
 
 from ..conftest import NO_REGRADES
