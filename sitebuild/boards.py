@@ -37,7 +37,7 @@ from sitebuild.format import (
     score,
     usd,
 )
-from sitebuild.html import Markup, html, join
+from sitebuild.html import NOTHING, Markup, const, html, join, template
 from sitebuild.page import Page
 from sitebuild.source import BoardSource, SiteData
 from sitebuild.views import EntryContext, RowView, RunContext, RunView
@@ -226,16 +226,16 @@ def _board_rows(slug: str, views: Sequence[RowView], scale: MetricScale) -> Mark
 
 def _board_row(slug: str, view: RowView, scale: MetricScale) -> Markup:
     r, tokens = view.row, view.row.tokens_per_task
-    badge = Markup()
+    badge = NOTHING
     if view.actions:
         badge = html(
             ' <span class="badge actions" title="{title}">GitHub Actions</span>',
             title=view.actions_title,
         )
-    custom = Markup()
+    custom = NOTHING
     if r.prompt_template_digest or r.extra_instruction_digests:
-        custom = Markup(' <span class="note">custom prompt</span>')
-    band = Markup()
+        custom = const(' <span class="note">custom prompt</span>')
+    band = NOTHING
     if r.ci_low is not None:
         band = html(
             ' <span class="note" title="standard error {stderr}">({interval})</span>',
@@ -268,17 +268,21 @@ def _board_row(slug: str, view: RowView, scale: MetricScale) -> Markup:
     )  # fmt: skip
 
 
+_BOARD_RUN_ROW = template(
+    '<tr data-evidence="{levels}">'
+    '<td><a href="runs/{run}.html">{run}</a></td>'
+    '<td><a href="entries/{entry}.html">{entry}</a></td>'
+    '<td data-sort="{published_sort}">{published}</td>'
+    '<td data-sort="{score_sort}">{score}</td>'
+    "<td>{evidence}</td><td>{status}</td></tr>"
+)
+
+
 def _board_run_rows(runs: Sequence[RunView], scale: MetricScale) -> Markup:
     """The board page's table of runs (links relative to `boards/<slug>/index.html`)."""
     return join(
         [
-            html(
-                '<tr data-evidence="{levels}">'
-                '<td><a href="runs/{run}.html">{run}</a></td>'
-                '<td><a href="entries/{entry}.html">{entry}</a></td>'
-                '<td data-sort="{published_sort}">{published}</td>'
-                '<td data-sort="{score_sort}">{score}</td>'
-                "<td>{evidence}</td><td>{status}</td></tr>",
+            _BOARD_RUN_ROW(
                 levels=data_levels(v.levels),
                 run=v.run.id,
                 entry=v.run.entry.name,
@@ -296,6 +300,16 @@ def _board_run_rows(runs: Sequence[RunView], scale: MetricScale) -> Markup:
 
 
 _OWN_MACHINE = Markup("own machine")
+_ENTRY_RUN_ROW = template(
+    '<tr data-evidence="{levels}">'
+    '<td><a href="../runs/{run}.html">{run}</a></td>'
+    '<td data-sort="{published_sort}">{published}</td>'
+    "<td>{version}</td>"
+    '<td data-sort="{attempts}">{attempts}</td>'
+    '<td data-sort="{score_sort}">{score}</td>'
+    "<td>{issued}</td><td>{where}</td>"
+    "<td>{evidence}</td><td>{status}</td></tr>"
+)
 
 
 def _entry_run_rows(runs: Sequence[RunView], scale: MetricScale) -> Markup:
@@ -310,15 +324,7 @@ def _entry_run_rows(runs: Sequence[RunView], scale: MetricScale) -> Markup:
                 title=f"Issued from GitHub Actions in {p.repository or 'a repository'}",
             )
         lines.append(
-            html(
-                '<tr data-evidence="{levels}">'
-                '<td><a href="../runs/{run}.html">{run}</a></td>'
-                '<td data-sort="{published_sort}">{published}</td>'
-                "<td>{version}</td>"
-                '<td data-sort="{attempts}">{attempts}</td>'
-                '<td data-sort="{score_sort}">{score}</td>'
-                "<td>{issued}</td><td>{where}</td>"
-                "<td>{evidence}</td><td>{status}</td></tr>",
+            _ENTRY_RUN_ROW(
                 levels=data_levels(v.levels),
                 run=run.id,
                 published_sort=iso(run.published_at),

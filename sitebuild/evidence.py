@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from registry.datarepo.models import PublishedRun
 from registry.evidence import LEVELS, TEXTS, Level, RunEvidence
-from sitebuild.html import Markup, html, join
+from sitebuild.html import NOTHING, Markup, const, html, join, template
 
 SHORT_DIGEST = 12
 """Hex digits of a task's sha256 a run page shows; the run's JSON has them all. A large
@@ -74,13 +74,16 @@ def data_levels(levels: Iterable[Level]) -> str:
     return " ".join(levels)
 
 
+_HELD = template('<dl class="evidence" id="{id}">\n{items}</dl>\n')
+_HELD_ITEM = template("<dt>{label}</dt><dd>Proves {proves}. Does not prove {not_proved}.</dd>\n")
+
+
 @lru_cache(maxsize=64)
 def _held_list(levels: tuple[Level, ...], list_id: str) -> Markup:
     """The levels held, each with what it proves and doesn't, as a definition list."""
     held = set(levels)
     items = join(
-        html(
-            "<dt>{label}</dt><dd>Proves {proves}. Does not prove {not_proved}.</dd>\n",
+        _HELD_ITEM(
             label=_PLAIN[level],
             proves=TEXTS[level].proves,
             not_proved=TEXTS[level].does_not_prove,
@@ -88,7 +91,7 @@ def _held_list(levels: tuple[Level, ...], list_id: str) -> Markup:
         for level in LEVELS
         if level in held
     )
-    return html('<dl class="evidence" id="{id}">\n{items}</dl>\n', id=list_id, items=items)
+    return _HELD(id=list_id, items=items)
 
 
 LEGEND = html(
@@ -118,79 +121,107 @@ def tasks_pinned_text(pinned: bool) -> str:
     )
 
 
+_SECTION = template(
+    '<section aria-labelledby="evidence-heading">\n'
+    '<h2 id="evidence-heading">Evidence</h2>\n'
+    "{intro}"
+    "{held}"
+    "{not_held}"
+    '<dl class="facts" id="evidence-facts">\n'
+    "<dt>Regrade</dt><dd>{regrade}</dd>\n"
+    "<dt>Files agree</dt><dd>{consistent}</dd>\n"
+    "<dt>Task files</dt><dd>{pinned}</dd>\n"
+    "</dl>\n"
+    "{digests}"
+    "</section>\n\n"
+)
+_NOT_HELD = template("<p>It does not hold: {missing}.</p>\n")
+
+
 def run_section(run: PublishedRun, levels: tuple[Level, ...]) -> Markup:
     """A run page's Evidence section: the levels it holds, with what each proves and
     doesn't, what the service found when the job was uploaded, and its task digests."""
     missing = [TEXTS[level].title for level in LEVELS if level not in levels]
-    not_held = Markup()
+    not_held = NOTHING
     if missing:
-        not_held = html("<p>It does not hold: {missing}.</p>\n", missing=", ".join(missing))
-    return html(
-        '<section aria-labelledby="evidence-heading">\n'
-        '<h2 id="evidence-heading">Evidence</h2>\n'
-        "{intro}"
-        "{held}"
-        "{not_held}"
-        '<dl class="facts" id="evidence-facts">\n'
-        "<dt>Regrade</dt><dd>{regrade}</dd>\n"
-        "<dt>Files agree</dt><dd>{consistent}</dd>\n"
-        "<dt>Task files</dt><dd>{pinned}</dd>\n"
-        "</dl>\n"
-        "{digests}"
-        "</section>\n\n",
-        intro=_intro(run), held=_held_list(levels, "run-evidence"), not_held=not_held,
-        regrade=_regrade(run.evidence), consistent=_consistent(run.evidence),
-        pinned=_pinned(run.evidence), digests=digests_html(tuple(run.task_digests.items())),
-    )  # fmt: skip
+        not_held = _NOT_HELD(missing=", ".join(missing))
+    return _SECTION(
+        intro=_intro(run),
+        held=_held_list(levels, "run-evidence"),
+        not_held=not_held,
+        regrade=_regrade(run.evidence),
+        consistent=_consistent(run.evidence),
+        pinned=_pinned(run.evidence),
+        digests=digests_html(tuple(run.task_digests.items())),
+    )
+
+
+_INTRO_BEFORE_EVIDENCE = template(
+    "<p>The run was published before the service kept each run's evidence, so it "
+    "shows only what its record establishes: {held}.</p>\n"
+)
 
 
 def _intro(run: PublishedRun) -> Markup:
     if run.evidence is None:
-        return html(
-            "<p>The run was published before the service kept each run's evidence, so it "
-            "shows only what its record establishes: {held}.</p>\n",
+        return _INTRO_BEFORE_EVIDENCE(
             held="self-reported and issued" if run.issued else "self-reported",
         )
-    return Markup(
+    return const(
         "<p>What the service established about the run's job when it was uploaded, and "
         "what that does and doesn't prove.</p>\n"
     )
 
 
+_NOT_REGRADABLE = template("not regradable: {note}")
+_REGRADE_FAILED = template("failed: {note}")
+
+
 def _regrade(evidence: RunEvidence | None) -> Markup:
     if evidence is None:
-        return Markup("none recorded: the run was published before the service regraded jobs")
+        return const("none recorded: the run was published before the service regraded jobs")
     note = evidence.regrade_note or "no reason was recorded"
     if evidence.regrade == "agreed":
-        return Markup(
+        return const(
             "agreed: the tasks' own verifiers, run again by the service on the outputs the "
             "job recorded, gave every graded trial the reward the job records"
         )
     if evidence.regrade == "failed":
-        return html("failed: {note}", note=note)
-    return html("not regradable: {note}", note=note)
+        return _REGRADE_FAILED(note=note)
+    return _NOT_REGRADABLE(note=note)
 
 
 def _consistent(evidence: RunEvidence | None) -> Markup:
     if evidence is None:
-        return Markup("not recorded")
+        return const("not recorded")
     if evidence.consistent:
-        return Markup(
+        return const(
             "yes: every reward agreed with what its verifier wrote, the totals with the "
             "trials, the times with the run and the trials with the plan"
         )
-    return Markup("no: the service recorded that the job's files disagreed with each other")
+    return const("no: the service recorded that the job's files disagreed with each other")
 
 
 def _pinned(evidence: RunEvidence | None) -> Markup:
     if evidence is None:
-        return Markup("not recorded")
+        return const("not recorded")
     if evidence.tasks_pinned:
-        return Markup("matched the pins: each task's digest is the one the registry pins for it")
-    return Markup(
+        return const("matched the pins: each task's digest is the one the registry pins for it")
+    return const(
         "not matched to pins: the registry pins no digests for these tasks, and the run's "
         "board holds every run to the task files of its first run"
     )
+
+
+_DIGESTS = template(
+    "<details><summary>Task digests ({count} task{plural}, from the job's "
+    "lock.json)</summary>\n"
+    '<table id="digests-table">\n'
+    '<thead><tr><th scope="col">Task</th><th scope="col">sha256, its first '
+    "{short} hex digits (the run's JSON has them all)</th></tr></thead>\n"
+    "<tbody>\n{rows}</tbody>\n</table>\n</details>\n"
+)
+_DIGEST_ROW = template('<tr><th scope="row">{task}</th><td><code>{digest}</code></td></tr>\n')
 
 
 @lru_cache(maxsize=1024)
@@ -198,28 +229,23 @@ def digests_html(digests: tuple[tuple[str, str], ...]) -> Markup:
     """The run's task digests, short, folded: the runs of a board share their task files,
     so this is made about once per board."""
     if not digests:
-        return Markup(
+        return const(
             "<p>Task digests: not recorded (the run was published before the service kept "
             "them).</p>\n"
         )
     rows = join(
-        html(
-            '<tr><th scope="row">{task}</th><td><code>{digest}</code></td></tr>\n',
+        _DIGEST_ROW(
             task=task,
             digest=_short(digest),
         )
         for task, digest in sorted(digests)
     )
-    return html(
-        "<details><summary>Task digests ({count} task{plural}, from the job's "
-        "lock.json)</summary>\n"
-        '<table id="digests-table">\n'
-        '<thead><tr><th scope="col">Task</th><th scope="col">sha256, its first '
-        "{short} hex digits (the run's JSON has them all)</th></tr></thead>\n"
-        "<tbody>\n{rows}</tbody>\n</table>\n</details>\n",
-        count=len(digests), plural="s" if len(digests) != 1 else "", short=SHORT_DIGEST,
+    return _DIGESTS(
+        count=len(digests),
+        plural="s" if len(digests) != 1 else "",
+        short=SHORT_DIGEST,
         rows=rows,
-    )  # fmt: skip
+    )
 
 
 def _short(digest: str) -> str:

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import keyword
 from collections.abc import Callable, Iterable
-from functools import lru_cache
+from functools import cache, lru_cache
 from string import Formatter
 from typing import LiteralString, cast
 
 from markupsafe import Markup, escape
 
-__all__ = ["Markup", "html", "join"]
+__all__ = ["NOTHING", "Markup", "const", "html", "join", "template"]
 
 try:
     # The C function behind `escape` for a plain string, without wrapping it in Markup
@@ -43,6 +43,18 @@ def html(template: LiteralString, /, **values: object) -> Markup:
     return _compiled(template)(**values)
 
 
+def template(text: LiteralString, /) -> Callable[..., Markup]:
+    """`text` compiled once, for a template filled thousands of times: call it with the
+    fields `html(text, **values)` takes, for the same `Markup` without looking it up."""
+    return _compiled(text)
+
+
+@cache
+def const(text: LiteralString, /) -> Markup:
+    """The site's own fixed HTML (no field in it), made once: a page takes it many times."""
+    return _new(Markup, text)
+
+
 def join(pieces: Iterable[Markup], separator: LiteralString = "") -> Markup:
     """HTML pieces one after another, as `Markup`: only `Markup` goes in."""
     # str.__new__, as in the templates: Markup's constructor would look for `__html__`.
@@ -51,12 +63,25 @@ def join(pieces: Iterable[Markup], separator: LiteralString = "") -> Markup:
 
 _new = str.__new__
 
+NOTHING = Markup()
+"""No HTML: what a part of a page that does not apply adds."""
+
 
 def _escaped(value: object) -> str:
     """A value that is neither text nor `Markup`, escaped: a number's digits as they are."""
     if type(value) is int or type(value) is float:
         return str(value)
     return str(escape(value))
+
+
+_HELPERS: dict[str, object] = {
+    "_str": str,
+    "_Markup": Markup,
+    "_text": _escape_text,
+    "_other": _escaped,
+    # Markup's own constructor would look for `__html__` again: the f-string is HTML.
+    "_new": _new,
+}
 
 
 @lru_cache(maxsize=1024)
@@ -77,21 +102,16 @@ def _compiled(template: str) -> Callable[..., Markup]:
         ):
             raise ValueError(f"an html() field is a plain name, not {{{name}...}}")
         pieces.append(
-            f"{{({name} if type({name}) is _Markup else _text({name}) "
-            f"if type({name}) is str else _other({name}))}}"
+            f"{{({name} if {name}.__class__ is _Markup else _text({name}) "
+            f"if {name}.__class__ is _str else _other({name}))}}"
         )
         names.append(name)
-    fields = ", ".join(dict.fromkeys(names))
+    # What the f-string calls comes in as defaults: locals, not a global lookup per field.
+    # Fields never start with "_", so none can take their place.
+    fields = [*dict.fromkeys(names), *(f"{name}={name}" for name in _HELPERS)]
     source = (
-        f"def _template({'*, ' + fields if fields else ''}):\n"
-        f"    return _new(_Markup, f{''.join(pieces)!r})\n"
+        f"def _template(*, {', '.join(fields)}):\n    return _new(_Markup, f{''.join(pieces)!r})\n"
     )
-    scope: dict[str, object] = {
-        "_Markup": Markup,
-        "_text": _escape_text,
-        "_other": _escaped,
-        # Markup's own constructor would look for `__html__` again: the f-string is HTML.
-        "_new": _new,
-    }
+    scope: dict[str, object] = dict(_HELPERS)
     exec(compile(source, f"<html template {template[:40]!r}>", "exec"), scope)  # noqa: S102 - our own literal templates, their fields checked above
     return cast("Callable[..., Markup]", scope["_template"])

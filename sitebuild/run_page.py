@@ -28,7 +28,7 @@ from sitebuild.format import (
     score,
     usd,
 )
-from sitebuild.html import Markup, html, join
+from sitebuild.html import NOTHING, Markup, const, join, template
 from sitebuild.page import Page
 from sitebuild.views import RunContext, RunView, time_html
 
@@ -40,6 +40,61 @@ _FILTER = Markup("""<div class="filter" data-filter-for="tasks-table" hidden>
 <input id="tasks-table-filter" type="search" autocomplete="off">
 </div>
 """)
+
+
+_MAIN = template(
+    '<p class="crumbs"><a href="{home}">Boards</a>{crumb}'
+    '<a href="{board_href}">{board_title}</a>{crumb}'
+    '<a href="{entry_href}">{entry}</a></p>\n'
+    "<h1>Run {run_id}</h1>\n"
+    "{notice}"
+    '<dl class="facts">\n'
+    "<dt>Score</dt><dd>{score}</dd>\n"
+    '<dt>Entry</dt><dd><a href="{entry_href}">{entry}</a> by '
+    '<a href="https://github.com/{owner}">{owner}</a>{rank}</dd>\n'
+    "<dt>Agent</dt><dd>{agent}</dd>\n"
+    "<dt>Model</dt><dd>{model}</dd>\n"
+    "<dt>Attempts per task</dt><dd>{attempts}</dd>\n"
+    "<dt>Issued</dt><dd>{issued}</dd>\n"
+    '<dt>Evidence</dt><dd>{evidence} (<a href="#evidence-heading">what it proves</a>)'
+    "</dd>\n"
+    "<dt>Published</dt><dd>{published}</dd>\n"
+    "<dt>Status</dt><dd>{status}</dd>\n"
+    "<dt>Job id</dt><dd><code>{job_id}</code></dd>\n"
+    "<dt>Versions</dt><dd>Harbor {harbor}, hbench {hbench}</dd>\n"
+    "<dt>Tokens</dt><dd>{tokens}</dd>\n"
+    "<dt>Cost</dt><dd>{cost}</dd>\n"
+    "<dt>Ran</dt><dd>{ran}</dd>\n"
+    "<dt>Manifest digest</dt><dd>{manifest}</dd>\n"
+    "<dt>Redactions</dt><dd>{redacted}</dd>\n"
+    "<dt>Download</dt><dd>{download}</dd>\n"
+    "</dl>\n\n"
+    "{evidence_section}"
+    '<section aria-labelledby="provenance-heading">\n'
+    '<h2 id="provenance-heading">Where it ran</h2>\n'
+    "{provenance}"
+    "</section>\n\n"
+    '<section aria-labelledby="config-heading">\n'
+    '<h2 id="config-heading">Settings that ran</h2>\n'
+    "{config}"
+    "</section>\n\n"
+    "{redactions}"
+    '<section aria-labelledby="tasks-heading">\n'
+    '<h2 id="tasks-heading">Per-task rewards</h2>\n'
+    "<p>{tasks} tasks, {attempts_most} attempt{plural} each at most. An errored trial "
+    "has no reward and counts 0. A task's time is its trials' time together.</p>\n"
+    "{filter}\n"
+    '<table class="sortable" id="tasks-table">\n'
+    "<thead><tr>{headers}</tr></thead>\n"
+    "<tbody>\n{task_rows}\n</tbody>\n"
+    "</table>\n"
+    "</section>\n"
+)
+"""A run page's `<main>`; `render_main` fills it."""
+
+
+_AGENT = template('{agent} {version} <span class="note">{options}</span>')
+_MODEL = template("<code>{model}</code>")
 
 
 def render_main(each: Page) -> Markup:
@@ -55,60 +110,13 @@ def render_main(each: Page) -> Markup:
         each.root,
     )
     entry_href = f"{root}{paths.entry(board.slug, run.entry.name)}"
-    agent = html(
-        '{agent} {version} <span class="note">{options}</span>',
+    agent = _AGENT(
         agent=run.entry.settings.agent,
         version=run.agent_version or "",
         options=options(run.entry.settings.options),
     )
-    model = html("<code>{model}</code>", model=run.model) if run.model else Markup("none")
-    return html(
-        '<p class="crumbs"><a href="{home}">Boards</a>{crumb}'
-        '<a href="{board_href}">{board_title}</a>{crumb}'
-        '<a href="{entry_href}">{entry}</a></p>\n'
-        "<h1>Run {run_id}</h1>\n"
-        "{notice}"
-        '<dl class="facts">\n'
-        "<dt>Score</dt><dd>{score}</dd>\n"
-        '<dt>Entry</dt><dd><a href="{entry_href}">{entry}</a> by '
-        '<a href="https://github.com/{owner}">{owner}</a>{rank}</dd>\n'
-        "<dt>Agent</dt><dd>{agent}</dd>\n"
-        "<dt>Model</dt><dd>{model}</dd>\n"
-        "<dt>Attempts per task</dt><dd>{attempts}</dd>\n"
-        "<dt>Issued</dt><dd>{issued}</dd>\n"
-        '<dt>Evidence</dt><dd>{evidence} (<a href="#evidence-heading">what it proves</a>)'
-        "</dd>\n"
-        "<dt>Published</dt><dd>{published}</dd>\n"
-        "<dt>Status</dt><dd>{status}</dd>\n"
-        "<dt>Job id</dt><dd><code>{job_id}</code></dd>\n"
-        "<dt>Versions</dt><dd>Harbor {harbor}, hbench {hbench}</dd>\n"
-        "<dt>Tokens</dt><dd>{tokens}</dd>\n"
-        "<dt>Cost</dt><dd>{cost}</dd>\n"
-        "<dt>Ran</dt><dd>{ran}</dd>\n"
-        "<dt>Manifest digest</dt><dd>{manifest}</dd>\n"
-        "<dt>Redactions</dt><dd>{redacted}</dd>\n"
-        "<dt>Download</dt><dd>{download}</dd>\n"
-        "</dl>\n\n"
-        "{evidence_section}"
-        '<section aria-labelledby="provenance-heading">\n'
-        '<h2 id="provenance-heading">Where it ran</h2>\n'
-        "{provenance}"
-        "</section>\n\n"
-        '<section aria-labelledby="config-heading">\n'
-        '<h2 id="config-heading">Settings that ran</h2>\n'
-        "{config}"
-        "</section>\n\n"
-        "{redactions}"
-        '<section aria-labelledby="tasks-heading">\n'
-        '<h2 id="tasks-heading">Per-task rewards</h2>\n'
-        "<p>{tasks} tasks, {attempts_most} attempt{plural} each at most. An errored trial "
-        "has no reward and counts 0. A task's time is its trials' time together.</p>\n"
-        "{filter}\n"
-        '<table class="sortable" id="tasks-table">\n'
-        "<thead><tr>{headers}</tr></thead>\n"
-        "<tbody>\n{task_rows}\n</tbody>\n"
-        "</table>\n"
-        "</section>\n",
+    model = _MODEL(model=run.model) if run.model else const("none")
+    return _MAIN(
         home=f"{root}{paths.home()}",
         crumb=CRUMB,
         board_href=f"{root}{paths.board(board.slug)}",
@@ -149,80 +157,114 @@ def render_main(each: Page) -> Markup:
     )
 
 
+_COMMIT = template("<code>{commit}</code>")
+_RUNNER_KIND = template("{kind}")
+_ACTIONS_FACTS = template(
+    '<p><span class="badge actions" title="Issued from GitHub Actions">GitHub Actions</span>'
+    " On GitHub Actions, as the workflow's verified OIDC token says:</p>\n"
+    '<dl class="facts">\n'
+    "<dt>Repository</dt><dd>{where}</dd>\n"
+    "<dt>Workflow</dt><dd><code>{workflow}</code></dd>\n"
+    "{job}"
+    "<dt>Ref</dt><dd><code>{ref}</code></dd>\n"
+    "<dt>Commit</dt><dd>{commit}</dd>\n"
+    "<dt>Actions run</dt><dd>{run}</dd>\n"
+    "<dt>Runner</dt><dd>{kind}</dd>\n"
+    "</dl>\n"
+)
+_COMMIT_LINK = template('<a href="{github}/commit/{sha}">{commit}</a>')
+_ACTIONS_RUN_LINK = template('<a href="{github}/actions/runs/{id}">{id}</a>')
+_JOB_WORKFLOW = template(
+    "<dt>Job's workflow</dt><dd><code>{ref}</code> (<code>job_workflow_ref</code>)</dd>\n"
+)
+_RUNNER_NAMED = template("{kind} (<code>{runner}</code>)")
+_REPOSITORY_LINK = template('<a href="{github}">{repo}</a>')
+
+
 def provenance_html(p: Provenance) -> Markup:
     """Where the run ran: every verified claim of an Actions run, linked to GitHub."""
     if p.kind != "actions":
-        return Markup("<p>On its owner's machine.</p>\n")
+        return const("<p>On its owner's machine.</p>\n")
     github = f"https://github.com/{p.repository}"
-    commit = html("<code>{commit}</code>", commit=p.commit or NONE)
+    commit = _COMMIT(commit=p.commit or NONE)
     if p.repository and p.commit:
-        commit = html('<a href="{github}/commit/{sha}">{commit}</a>', github=github,
-                      sha=p.commit, commit=commit)  # fmt: skip
+        commit = _COMMIT_LINK(github=github, sha=p.commit, commit=commit)
     run: object = p.run_id or NONE
     if p.repository and p.run_id:
-        run = html('<a href="{github}/actions/runs/{id}">{id}</a>', github=github, id=p.run_id)
-    job = Markup()
+        run = _ACTIONS_RUN_LINK(github=github, id=p.run_id)
+    job = NOTHING
     if p.job_workflow_ref:
-        job = html(
-            "<dt>Job's workflow</dt><dd><code>{ref}</code> (<code>job_workflow_ref</code>)</dd>\n",
+        job = _JOB_WORKFLOW(
             ref=p.job_workflow_ref,
         )
-    kind = html("{kind}", kind=runner(p.runner))
+    kind = _RUNNER_KIND(kind=runner(p.runner))
     if p.runner:
-        kind = html("{kind} (<code>{runner}</code>)", kind=kind, runner=p.runner)
+        kind = _RUNNER_NAMED(kind=kind, runner=p.runner)
     where: object = NONE
     if p.repository:
-        where = html('<a href="{github}">{repo}</a>', github=github, repo=p.repository)
-    return html(
-        '<p><span class="badge actions" title="Issued from GitHub Actions">GitHub Actions</span>'
-        " On GitHub Actions, as the workflow's verified OIDC token says:</p>\n"
-        '<dl class="facts">\n'
-        "<dt>Repository</dt><dd>{where}</dd>\n"
-        "<dt>Workflow</dt><dd><code>{workflow}</code></dd>\n"
-        "{job}"
-        "<dt>Ref</dt><dd><code>{ref}</code></dd>\n"
-        "<dt>Commit</dt><dd>{commit}</dd>\n"
-        "<dt>Actions run</dt><dd>{run}</dd>\n"
-        "<dt>Runner</dt><dd>{kind}</dd>\n"
-        "</dl>\n",
-        where=where, workflow=p.workflow or NONE, job=job, ref=p.ref or NONE,
-        commit=commit, run=run, kind=kind,
-    )  # fmt: skip
+        where = _REPOSITORY_LINK(github=github, repo=p.repository)
+    return _ACTIONS_FACTS(
+        where=where,
+        workflow=p.workflow or NONE,
+        job=job,
+        ref=p.ref or NONE,
+        commit=commit,
+        run=run,
+        kind=kind,
+    )
 
 
 def _notice(run: PublishedRun, root: str) -> Markup:
-    return _status_notice(run, root) + _files_deleted(run)
+    return join([_status_notice(run, root), _files_deleted(run)])
+
+
+_CHANGED_ON = template(" on {at}")
+_WITHDRAWN = template(
+    '<p class="notice">Withdrawn by its owner{on}. Its score is off the board for good.</p>\n'
+)
+_TAKEN_DOWN = template(
+    '<p class="notice">Taken down by the maintainers{on}, for the reason '
+    '<code>{reason}</code> (the <a href="{audit}">audit log</a> has the '
+    "note). Its score is off the board.</p>\n"
+)
 
 
 def _status_notice(run: PublishedRun, root: str) -> Markup:
-    on = html(" on {at}", at=time_html(run.status_changed_at)) if run.status_changed_at else ""
+    on = _CHANGED_ON(at=time_html(run.status_changed_at)) if run.status_changed_at else ""
     if run.status == "withdrawn":
-        return html(
-            '<p class="notice">Withdrawn by its owner{on}. '
-            "Its score is off the board for good.</p>\n",
+        return _WITHDRAWN(
             on=on,
         )
     if run.status == "taken_down":
-        return html(
-            '<p class="notice">Taken down by the maintainers{on}, for the reason '
-            '<code>{reason}</code> (the <a href="{audit}">audit log</a> has the '
-            "note). Its score is off the board.</p>\n",
-            on=on, reason=run.take_down_reason or "", audit=f"{root}{paths.audit()}",
-        )  # fmt: skip
-    return Markup()
+        return _TAKEN_DOWN(
+            on=on,
+            reason=run.take_down_reason or "",
+            audit=f"{root}{paths.audit()}",
+        )
+    return NOTHING
+
+
+_FILES_DELETED = template(
+    '<p class="notice" id="files-deleted">Its owner deleted the job, and its files with '
+    "it, on {at}: they can no longer be downloaded. {kept} "
+    "page keeps what the run recorded.</p>\n"
+)
 
 
 def _files_deleted(run: PublishedRun) -> Markup:
     if run.files_deleted_at is None:
-        return Markup()
+        return NOTHING
     public = run.status == "public"
     kept = "Its score stays on the board as published; this" if public else "This"
-    return html(
-        '<p class="notice" id="files-deleted">Its owner deleted the job, and its files with '
-        "it, on {at}: they can no longer be downloaded. {kept} "
-        "page keeps what the run recorded.</p>\n",
-        at=time_html(run.files_deleted_at), kept=kept,
-    )  # fmt: skip
+    return _FILES_DELETED(
+        at=time_html(run.files_deleted_at),
+        kept=kept,
+    )
+
+
+_SCORE_LINE = template(
+    "<strong>{mean}</strong> {metric}{band}, over {trials} trials of {tasks} tasks"
+)
 
 
 def _score(view: RunView, metric: str, scale: MetricScale) -> Markup:
@@ -230,143 +272,188 @@ def _score(view: RunView, metric: str, scale: MetricScale) -> Markup:
     band = ""
     if s.low is not None:
         band = f", 95% interval {interval(s.low, s.high, scale)}"
-    return html(
-        "<strong>{mean}</strong> {metric}{band}, over {trials} trials of {tasks} tasks",
-        mean=score(s.mean, scale), metric=metric, band=band, trials=s.n_trials, tasks=s.n_tasks,
-    )  # fmt: skip
+    return _SCORE_LINE(
+        mean=score(s.mean, scale),
+        metric=metric,
+        band=band,
+        trials=s.n_trials,
+        tasks=s.n_tasks,
+    )
 
 
 def _issued(run: PublishedRun) -> Markup:
     if run.issued:
-        return Markup("yes: the board issued this run before it ran, and counted it")
-    return Markup("no: the service did not issue its spec before it ran")
+        return const("yes: the board issued this run before it ran, and counted it")
+    return const("no: the service did not issue its spec before it ran")
+
+
+_TOKENS_LINE = template("{input} input{cached}, {output} output")
 
 
 def _tokens(run: PublishedRun) -> Markup:
     usage = run.usage
     cached = f" ({count(usage.cached_tokens)} cached)" if usage.cached_tokens else ""
-    return html(
-        "{input} input{cached}, {output} output",
-        input=count(usage.input_tokens), cached=cached, output=count(usage.output_tokens),
-    )  # fmt: skip
+    return _TOKENS_LINE(
+        input=count(usage.input_tokens),
+        cached=cached,
+        output=count(usage.output_tokens),
+    )
+
+
+_COST_LINE = template("{cost}, as the job reported it")
 
 
 def _cost(run: PublishedRun) -> Markup:
     if run.usage.cost_usd is None:
-        return Markup("not reported by the job")
-    return html("{cost}, as the job reported it", cost=usd(run.usage.cost_usd))
+        return const("not reported by the job")
+    return _COST_LINE(cost=usd(run.usage.cost_usd))
+
+
+_ATTEMPT_HEADERS = template(
+    '<th scope="col">Task</th>{cells}<th scope="col" data-type="number">Mean</th>'
+    '<th scope="col" data-type="number">Time</th>'
+)
+_ATTEMPT_HEADER = template('<th scope="col" data-type="number">Attempt {n}</th>')
 
 
 @lru_cache(maxsize=16)
 def _attempt_headers(attempts: int) -> Markup:
-    cells = join(
-        html('<th scope="col" data-type="number">Attempt {n}</th>', n=i + 1)
-        for i in range(attempts)
-    )
-    return html(
-        '<th scope="col">Task</th>{cells}<th scope="col" data-type="number">Mean</th>'
-        '<th scope="col" data-type="number">Time</th>',
+    cells = join(_ATTEMPT_HEADER(n=i + 1) for i in range(attempts))
+    return _ATTEMPT_HEADERS(
         cells=cells,
     )
 
 
+_RAN_LINE = template("from {started} to {finished}, {took}")
+
+
 def _ran(view: RunView) -> Markup:
     if view.started is None or view.finished is None:
-        return Markup("no trial's times were recorded")
+        return const("no trial's times were recorded")
     took = duration((view.finished - view.started).total_seconds())
-    return html(
-        "from {started} to {finished}, {took}",
-        started=time_html(view.started), finished=time_html(view.finished), took=took,
-    )  # fmt: skip
+    return _RAN_LINE(
+        started=time_html(view.started),
+        finished=time_html(view.finished),
+        took=took,
+    )
+
+
+_MANIFEST_LINE = template(
+    "<code>{digest}</code>, the digest of the sealed manifest: "
+    "it names every file of the job and its sha256"
+)
 
 
 def _manifest(run: PublishedRun) -> Markup:
     if run.manifest_digest is None:
-        return Markup("not recorded")
-    return html(
-        "<code>{digest}</code>, the digest of the sealed manifest: "
-        "it names every file of the job and its sha256",
+        return const("not recorded")
+    return _MANIFEST_LINE(
         digest=run.manifest_digest,
     )
 
 
+_REDACTED_COUNT = template(
+    "{values} value{values_s} replaced with <code>[REDACTED]</code> in "
+    '{files} file{files_s} (<a href="#redactions-heading">which</a>)'
+)
+
+
 def _redacted(run: PublishedRun) -> Markup:
     if not run.redactions:
-        return Markup("none: no value in the job's files looked like a secret")
+        return const("none: no value in the job's files looked like a secret")
     values, files = sum(run.redactions.values()), len(run.redactions)
-    return html(
-        "{values} value{values_s} replaced with <code>[REDACTED]</code> in "
-        '{files} file{files_s} (<a href="#redactions-heading">which</a>)',
-        values=values, values_s="s" if values != 1 else "",
-        files=files, files_s="s" if files != 1 else "",
-    )  # fmt: skip
+    return _REDACTED_COUNT(
+        values=values,
+        values_s="s" if values != 1 else "",
+        files=files,
+        files_s="s" if files != 1 else "",
+    )
+
+
+_REDACTIONS = template(
+    '<section aria-labelledby="redactions-heading">\n'
+    '<h2 id="redactions-heading">Redactions</h2>\n'
+    "<p>Values that looked like secrets were replaced before the job was stored; the "
+    "download holds the redacted files.</p>\n"
+    "{rules}"
+    '<table class="sortable" id="redactions-table">\n'
+    '<thead><tr><th scope="col">File</th>'
+    '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
+    "<tbody>\n{rows}</tbody>\n</table>\n</section>\n\n"
+)
 
 
 def _redactions(run: PublishedRun) -> Markup:
     """What the service redacted before storing the job: how many values each rule found,
     when the upload counted them, and how many each file held."""
     if not run.redactions:
-        return Markup()
-    return html(
-        '<section aria-labelledby="redactions-heading">\n'
-        '<h2 id="redactions-heading">Redactions</h2>\n'
-        "<p>Values that looked like secrets were replaced before the job was stored; the "
-        "download holds the redacted files.</p>\n"
-        "{rules}"
-        '<table class="sortable" id="redactions-table">\n'
-        '<thead><tr><th scope="col">File</th>'
-        '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
-        "<tbody>\n{rows}</tbody>\n</table>\n</section>\n\n",
-        rules=_redaction_rules(run), rows=_count_rows(run.redactions),
-    )  # fmt: skip
+        return NOTHING
+    return _REDACTIONS(
+        rules=_redaction_rules(run),
+        rows=_count_rows(run.redactions),
+    )
+
+
+_REDACTION_RULES = template(
+    '<table class="sortable" id="redaction-rules-table">\n'
+    "<caption>By the rule that found them</caption>\n"
+    '<thead><tr><th scope="col">Rule</th>'
+    '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
+    "<tbody>\n{rows}</tbody>\n</table>\n"
+)
 
 
 def _redaction_rules(run: PublishedRun) -> Markup:
     if not run.redaction_rules:
-        return Markup()
-    return html(
-        '<table class="sortable" id="redaction-rules-table">\n'
-        "<caption>By the rule that found them</caption>\n"
-        '<thead><tr><th scope="col">Rule</th>'
-        '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
-        "<tbody>\n{rows}</tbody>\n</table>\n",
+        return NOTHING
+    return _REDACTION_RULES(
         rows=_count_rows(run.redaction_rules),
     )
 
 
+_COUNT_ROWS = template('<tr><td><code>{name}</code></td><td data-sort="{n}">{n}</td></tr>\n')
+
+
 def _count_rows(counts: Mapping[str, int]) -> Markup:
-    return join(
-        html('<tr><td><code>{name}</code></td><td data-sort="{n}">{n}</td></tr>\n', name=name, n=n)
-        for name, n in sorted(counts.items())
-    )
+    return join(_COUNT_ROWS(name=name, n=n) for name, n in sorted(counts.items()))
+
+
+_DOWNLOAD_LINK = template(
+    '<a href="{href}">the redacted job</a> (a <code>.tar.gz</code> of its folder)'
+)
+_FILES_GONE = template("none: its owner deleted the files on {at}")
+_DOWNLOAD_PATH = template("<code>{path}</code> on the service that published it")
 
 
 def _download(run: PublishedRun, service_url: str | None) -> Markup:
     if run.files_deleted_at is not None:
-        return html("none: its owner deleted the files on {at}", at=time_html(run.files_deleted_at))
+        return _FILES_GONE(at=time_html(run.files_deleted_at))
     if run.download is None:
-        return Markup("not offered for this run")
+        return const("not offered for this run")
     if run.status != "public":
-        return Markup("no longer offered: the run is off the board")
+        return const("no longer offered: the run is off the board")
     if service_url is None:
-        return html("<code>{path}</code> on the service that published it", path=run.download)
-    return html(
-        '<a href="{href}">the redacted job</a> (a <code>.tar.gz</code> of its folder)',
+        return _DOWNLOAD_PATH(path=run.download)
+    return _DOWNLOAD_LINK(
         href=service_url.rstrip("/") + run.download,
     )
+
+
+_CONFIG_SHOWN = template(
+    "<p>The settings its board compares (timeouts, the agent's, the verifier's and the "
+    "environment's) where the job's config differs from Harbor's defaults:</p>\n"
+    '<pre class="config"><code>{text}</code></pre>\n'
+)
 
 
 def _config(run: PublishedRun) -> Markup:
     """The job's comparability settings that differ from Harbor's defaults."""
     if not run.config:
-        return Markup(
+        return const(
             "<p>Harbor's defaults for every setting its board compares: timeouts, the "
             "agent's, the verifier's and the environment's.</p>\n"
         )
     text = json.dumps(run.config, indent=2, sort_keys=True, ensure_ascii=False)
-    return html(
-        "<p>The settings its board compares (timeouts, the agent's, the verifier's and the "
-        "environment's) where the job's config differs from Harbor's defaults:</p>\n"
-        '<pre class="config"><code>{text}</code></pre>\n',
+    return _CONFIG_SHOWN(
         text=text,
     )

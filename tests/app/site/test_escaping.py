@@ -11,7 +11,7 @@ import pytest
 
 from registry.datarepo.state import Change, RepoState, publish_run
 from sitebuild.build import build_site
-from sitebuild.html import Markup, html, join
+from sitebuild.html import NOTHING, Markup, const, html, join, template
 from sitebuild.page import Page
 from sitebuild.render import render_html
 from sitebuild.source import read_data_repo
@@ -46,6 +46,14 @@ def test_braces_are_doubled_and_fields_are_plain_names() -> None:
         html("{missing}")
     with pytest.raises(TypeError):
         html("{given}", given=1, extra=2)
+
+
+def test_a_compiled_template_and_fixed_html_are_the_same_html() -> None:
+    row = template("<td>{text}</td>")
+    assert row(text="<b>") == html("<td>{text}</td>", text="<b>") == "<td>&lt;b&gt;</td>"
+    assert isinstance(row(text="x"), Markup)
+    assert const("it's ours") == "it's ours" and isinstance(const("x"), Markup)
+    assert html("<p>{x}</p>", x=NOTHING) == "<p></p>"
 
 
 def test_join_keeps_markup() -> None:
