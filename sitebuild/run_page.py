@@ -102,13 +102,8 @@ def render_main(each: Page) -> Markup:
     context = each.context
     if not isinstance(context, RunContext):
         raise TypeError(f"a run page's context is a RunContext, not {type(context).__name__}")
-    board, view, row, run, root = (
-        context.board,
-        context.view,
-        context.row,
-        context.view.run,
-        each.root,
-    )
+    board, view, row, root = context.board, context.view, context.row, each.root
+    run = view.run
     entry_href = f"{root}{paths.entry(board.slug, run.entry.name)}"
     agent = _AGENT(
         agent=run.entry.settings.agent,
