@@ -152,7 +152,7 @@ class BuiltImage:
 RUNNER = BuiltImage(RUNNER_DOCKERFILE, RUNNER_INPUTS)
 SERVICE = BuiltImage(
     ROOT / "app" / "Dockerfile",
-    ("pyproject.toml", "README.md", ".dockerignore", "hbench", "registry", "app"),
+    ("pyproject.toml", "README.md", ".dockerignore", "hbench", "registry", "sitebuild", "app"),
 )
 """The service image (`make service-image`, docs/deployment.md)."""
 
