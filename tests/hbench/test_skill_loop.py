@@ -80,7 +80,7 @@ def test_search_pull_oracle_run_and_push_as_the_skill_says(tmp_path: Path, servi
     while (shown := httpx.get(page)).status_code != 200:
         assert time.monotonic() < deadline, "the run's page did not appear within 2 minutes"
         time.sleep(0.5)
-    assert "nop; 1 attempt; default timeouts" in shown.text, shown.text[shown.text.find("<main"):][:3000]
+    assert "nop; 1 attempt; default timeouts" in shown.text
     panel = httpx.get(f"{service}/site/benchmarks/humaneval/index.json").json()["reproduced"]
     assert [(p["modelSlug"], p["runCount"], p["pushedCount"]) for p in panel] == [
         ("claude-sonnet-4-5", 1, 1)
