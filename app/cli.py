@@ -15,6 +15,7 @@ from app.cli_state import StateDir, settings_for
 from app.datarepo.cli import data_repo
 from app.datarepo.service import start_background_writer
 from app.db.migrate import current_revision, head_revision, migrated_database
+from app.db.session import Database
 from app.github.cli import github_app
 from app.github.tokens import InstallationTokens
 from app.http.server import APP_FACTORY, server_config
@@ -94,8 +95,9 @@ def serve(
 @contextmanager
 def supervisor_writer(settings: Settings) -> Iterator[None]:
     """The data-repository writer of a service of several workers, in the supervisor: it
-    finds their changes by polling (`HBENCH_WRITER_POLL_INTERVAL`)."""
-    database = migrated_database(settings)
+    finds their changes by polling (`HBENCH_WRITER_POLL_INTERVAL`). `serve` has migrated
+    the database already."""
+    database = Database(settings.effective_database_url)
     writer = start_background_writer(settings, database, InstallationTokens.from_settings(settings))
     try:
         yield

@@ -38,10 +38,8 @@ class Health(BaseModel):
     responses=error_responses("service-unavailable"),
 )
 def health(database: DatabaseDep, settings: SettingsDep) -> Health:
-    try:
-        database.ping()
-    except SQLAlchemyError:
-        raise HbenchError("service-unavailable", "the database does not answer") from None
+    if not (part := _database(database)).ready:
+        raise HbenchError("service-unavailable", f"the database {part.detail}")
     return Health(status="ok", version=__version__, mode=settings.mode)
 
 

