@@ -9,15 +9,16 @@ service out of reach, or an answer that is not an hbench envelope.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from hbench import __version__
 from hbench.errors import HbenchError, Problem
 from hbench.rules import RULE_CODES
 
-TIMEOUT = httpx.Timeout(30.0)
+if TYPE_CHECKING:
+    import httpx
+
+TIMEOUT_SECONDS = 30.0
 
 
 def service_problem(code: object, message: object, *, refused: str) -> Problem:
@@ -62,11 +63,13 @@ class ServiceClient:
 
     def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         """Send one request; return the JSON answer, or raise the service's refusal."""
+        import httpx  # noqa: PLC0415 - here: `hbench jobs upload` uses this module, not httpx
+
         headers = {"user-agent": f"hbench/{__version__}", "accept": "application/json"}
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
         try:
-            with httpx.Client(timeout=TIMEOUT, transport=self.transport) as client:
+            with httpx.Client(timeout=TIMEOUT_SECONDS, transport=self.transport) as client:
                 answer = client.request(method, self.base + path, json=body, headers=headers)
         except httpx.HTTPError as exc:
             message = f"could not reach {self.base}: {exc.__class__.__name__}: {exc}"

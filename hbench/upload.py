@@ -6,21 +6,23 @@ The service's answers share one envelope (`detail`, `code`, `errors`); a refusal
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from hbench import __version__
 from hbench.errors import HbenchError, Problem
+from hbench.plain_http import CONNECT_TIMEOUT, TRANSFER_TIMEOUT, PostError, post
 from hbench.service import service_problem
 
 CHUNK = 1024 * 1024
 REFUSED = "upload-refused"  # a refusal whose code this client does not know
 RUN_TOKEN_HEADER = "hpg-run-token"  # noqa: S105 - a header name, not a secret
-TIMEOUT = httpx.Timeout(connect=15.0, read=600.0, write=600.0, pool=15.0)
+TIMEOUT = (CONNECT_TIMEOUT, TRANSFER_TIMEOUT, TRANSFER_TIMEOUT, CONNECT_TIMEOUT)
+"""The same timeouts as httpx takes them (connect, read, write, pool), for a client that
+speaks httpx: one job sent at once needs none of it (hbench.plain_http)."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,6 @@ def send_archive(
     headers: dict[str, str],
     *,
     progress: Callable[[int], None] | None = None,
-    transport: httpx.BaseTransport | None = None,
 ) -> UploadAnswer:
     """Stream a packed job to the upload endpoint and return the service's answer."""
     request_headers = {
@@ -95,14 +96,11 @@ def send_archive(
         "user-agent": f"hbench/{__version__}",
     }
     try:
-        with httpx.Client(timeout=TIMEOUT, transport=transport) as client:
-            response = client.post(url, content=_chunks(archive, progress), headers=request_headers)
-    except httpx.HTTPError as exc:
-        raise HbenchError(
-            "upload-unreachable", f"could not upload to {url}: {exc.__class__.__name__}: {exc}"
-        ) from None
+        status, content = post(url, _chunks(archive, progress), request_headers)
+    except PostError as exc:
+        raise HbenchError("upload-unreachable", f"could not upload to {url}: {exc}") from None
     try:
-        body: Any = response.json()
+        body: Any = json.loads(content)
     except ValueError:
-        body = response.text
-    return UploadAnswer(status_code=response.status_code, body=body)
+        body = content.decode("utf-8", errors="replace")
+    return UploadAnswer(status_code=status, body=body)

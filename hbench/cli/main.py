@@ -1,9 +1,10 @@
 """The `hbench` command: joins the sub-commands in one place.
 
-The groups (`jobs`, `registry`, `runs`, `bench`) are imported when one of them runs, not to
-list them: `hbench --help` and `hbench push` import none of them, and `hbench jobs upload`
-none but `jobs`. Each group's one-line help is written here too, beside the module that
-holds the group; `tests/hbench/test_cli_start.py` holds the two to each other.
+The commands (`run`, `push`) and the groups (`jobs`, `registry`, `runs`, `bench`) are
+imported when one of them runs, not to list them: `hbench --help` imports none of them,
+`hbench push` none but `push`, and `hbench jobs upload` none but `jobs`. Each one's
+one-line help is written here too, beside the module that holds it;
+`tests/hbench/test_cli_start.py` holds the two to each other.
 """
 
 from __future__ import annotations
@@ -12,11 +13,25 @@ import importlib
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from hbench import __version__
-from hbench.cli import push
-from hbench.cli.run import run
+
+COMMANDS = {
+    "run": (
+        "hbench.cli.run",
+        "run",
+        "Run a benchmark from its spec with Harbor, then seal the job folder.",
+    ),
+    "push": (
+        "hbench.cli.push",
+        "push_command",
+        "Push a run's score summary: the figures only, never outputs, transcripts or keys.",
+    ),
+}
+"""Each command's module, its function, and its help as `hbench --help` lists it."""
+CONTEXT_SETTINGS = {"run": {"allow_extra_args": True, "ignore_unknown_options": True}}
+"""A command's own settings: `hbench run` hands the options it does not know to Harbor."""
 
 GROUPS = {
     "jobs": ("hbench.cli.jobs", "Resume, verify, pack and upload job folders."),
@@ -48,12 +63,38 @@ def deferred(module: str) -> type[DeferredGroup]:
     return type(f"Deferred_{module.rpartition('.')[2]}", (DeferredGroup,), {"module": module})
 
 
+class DeferredCommand(TyperCommand):
+    """A command listed by its name and help alone, its function imported when it runs."""
+
+    module = ""
+    function = ""
+
+    def load(self) -> TyperCommand:
+        single = typer.Typer(add_completion=False)
+        function = getattr(importlib.import_module(self.module), self.function)
+        settings = CONTEXT_SETTINGS.get(self.name or "")
+        single.command(self.name, context_settings=settings)(function)
+        command = typer.main.get_command(single)
+        assert isinstance(command, TyperCommand)  # noqa: S101 - one command, no group
+        return command
+
+
+def deferred_command(module: str, function: str) -> type[DeferredCommand]:
+    name = f"Deferred_{function}"
+    return type(name, (DeferredCommand,), {"module": module, "function": function})
+
+
+def _listed() -> None:
+    """Stands in for a deferred command until it runs."""
+
+
 class Commands(TyperGroup):
-    """`hbench`'s own group: a deferred group becomes itself when it is the one run."""
+    """`hbench`'s own group: a deferred group or command becomes itself when it is the one
+    run."""
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name, command, rest = super().resolve_command(ctx, args)
-        if isinstance(command, DeferredGroup) and name is not None:
+        if isinstance(command, DeferredGroup | DeferredCommand) and name is not None:
             command = self.commands[name] = command.load()
         return name, command, rest
 
@@ -65,12 +106,10 @@ app = typer.Typer(
     add_completion=False,
     cls=Commands,
 )
-app.command(
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
-)(run)
+for _name, (_module, _function, _help) in COMMANDS.items():
+    app.command(_name, cls=deferred_command(_module, _function), help=_help)(_listed)
 for _name, (_module, _help) in GROUPS.items():
     app.add_typer(typer.Typer(cls=deferred(_module), help=_help), name=_name)
-app.command("push")(push.push_command)
 
 
 def _version(value: bool) -> None:
