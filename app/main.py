@@ -17,6 +17,7 @@ from fastapi import FastAPI
 
 from app import health, scrape
 from app.auth import routes as auth_routes
+from app.bench import part_routes
 from app.bench import routes as bench_routes
 from app.datarepo.service import start_background_writer
 from app.dependencies import open_resources
@@ -74,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(auth_routes.router)
     app.include_router(runs_routes.router)
     app.include_router(bench_routes.router)
+    app.include_router(part_routes.router)
     app.include_router(publish_routes.router)
     app.include_router(reports_routes.router)
     app.include_router(reports_routes.admin)

@@ -21,6 +21,8 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from hbench.errors import HbenchError, Problem
 from hbench.limits import (
+    JOB_MAX_BYTES,
+    JOB_UNPACKED_MAX_BYTES,
     PUBLISH_WINDOW,
     RUN_TOKEN_LIFETIME,
     UNPACKED_MAX_BYTES,
@@ -87,6 +89,12 @@ class Settings(BaseSettings):
     min_hbench_version: str = Field(default="0.3.0", pattern=VERSION_PATTERN)
     upload_max_bytes: int = Field(default=UPLOAD_MAX_BYTES, gt=0)
     unpacked_max_bytes: int = Field(default=UNPACKED_MAX_BYTES, gt=0)
+    # Uploads in parts (app/bench/parts.py): the most any board's caps may allow a job, how
+    # long a session may take, and how many one account may have open at once.
+    job_max_bytes: int = Field(default=JOB_MAX_BYTES, gt=0)
+    job_unpacked_max_bytes: int = Field(default=JOB_UNPACKED_MAX_BYTES, gt=0)
+    upload_session_lifetime: timedelta = Field(default=timedelta(hours=24), gt=timedelta(0))
+    upload_sessions_per_account: int = Field(default=4, ge=1, le=1000)
     upload_max_redactions: int = Field(default=100_000, ge=1)
     # Upload workers (app/bench/pool.py): the processes that check, redact and store uploads.
     upload_workers: int = Field(default=2, ge=1, le=64)
@@ -189,6 +197,7 @@ class Settings(BaseSettings):
         "regrade_poll_interval",
         "body_grace_period",
         "s3_presign_lifetime",
+        "upload_session_lifetime",
         mode="before",
     )
     @classmethod

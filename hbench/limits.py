@@ -2,9 +2,9 @@
 and the service's default periods, which its settings and its site state alike.
 
 The two byte caps come from the user documentation ("Upload a job": 95 MiB as
-sent, 512 MiB unpacked). The other numbers bound what one job folder may hold
-so the service can check an upload in bounded time and memory; each is set well
-above what real Harbor jobs reach.
+sent, 512 MiB unpacked): one request's, and a board's unless it sets its own. The
+other numbers bound what one job folder may hold so the service can check an upload
+in bounded time and memory; each is set well above what real Harbor jobs reach.
 """
 
 from __future__ import annotations
@@ -18,6 +18,18 @@ UPLOAD_MAX_BYTES = 95 * MIB
 
 UNPACKED_MAX_BYTES = 512 * MIB
 """The sum of the sizes of the files in the archive, once unpacked."""
+
+JOB_MAX_BYTES = 2048 * MIB
+"""The most any board may allow a job as sent, in parts: the service's ceiling on a board's
+`uploadMaxBytes` (`HBENCH_JOB_MAX_BYTES`)."""
+
+JOB_UNPACKED_MAX_BYTES = 8192 * MIB
+"""The most any board may allow a job once unpacked: the ceiling on a board's
+`unpackedMaxBytes` (`HBENCH_JOB_UNPACKED_MAX_BYTES`)."""
+
+PART_MIN_BYTES = MIB
+"""The smallest part of an upload in parts, but for its last: smaller parts would cost a
+request (and a row update) per few kilobytes."""
 
 MAX_FILES = 100_000
 """Regular files in one job. A Harbor trial writes about 10 to 40 files, so this allows

@@ -29,6 +29,7 @@ class Area(Enum):
     HARBOR = "Running Harbor"
     PACK = "Packing and uploading from the client"
     ARCHIVE = "Upload archives"
+    PARTS = "Uploading in parts"
     REDACTION = "Redacting an upload"
     SETTINGS = "The service's settings"
     REQUEST = "Requests to the service"
@@ -148,6 +149,19 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("archive-several-jobs", 422, "The archive holds more than one job"),
         ("archive-outside-job", 422, "A file lies outside the job folder"),
         ("archive-empty", 422, "The archive holds no files"),
+    ),
+    Area.PARTS: (
+        ("upload-session-invalid", 422, "The upload in parts declares impossible sizes"),
+        ("upload-sessions-too-many", 429, "Too many uploads in parts are open at once"),
+        ("upload-session-not-found", 404, "No such upload in parts is open"),
+        ("upload-session-expired", 410, "The upload in parts is past its lifetime"),
+        ("upload-session-busy", 409, "The upload in parts is being completed"),
+        ("upload-session-completed", 409, "The upload in parts completed already"),
+        ("upload-part-out-of-order", 409, "A part is not the next one, or past the last"),
+        ("upload-part-size-mismatch", 422, "A part is not the size its number calls for"),
+        ("upload-part-digest-mismatch", 422, "A part's bytes differ from its sha256"),
+        ("upload-parts-missing", 409, "The upload is completed before all its parts are in"),
+        ("upload-digest-mismatch", 422, "The parts together differ from the archive's sha256"),
     ),
     Area.REDACTION: (
         ("upload-too-many-secrets", 422, "The job holds more key-like values than redaction takes"),

@@ -441,6 +441,20 @@ class Board(Record):
         description="The most trials an issued run may run at once (Harbor's "
         "`n_concurrent_trials`); it never changes which board a job fits.",
     )
+    upload_max_bytes: int | None = Field(
+        default=None,
+        ge=1024 * 1024,
+        description="The most an issued run's job may be as sent, in bytes; above one "
+        "request's cap it is sent in parts. Unset: the service's default (95 MiB). The "
+        "service's `HBENCH_JOB_MAX_BYTES` is the ceiling.",
+    )
+    unpacked_max_bytes: int | None = Field(
+        default=None,
+        ge=1024 * 1024,
+        description="The most an issued run's job may hold once unpacked, in bytes. Unset: "
+        "the service's default (512 MiB). The service's `HBENCH_JOB_UNPACKED_MAX_BYTES` is "
+        "the ceiling.",
+    )
 
     @field_validator("environments")
     @classmethod

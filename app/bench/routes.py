@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.auth.dependencies import CurrentAccount
 from app.bench import service
+from app.bench.caps import job_caps
 from app.bench.retention import policy_of
 from app.bench.schemas import JobDetail, JobInfo, JobList, UploadAccepted
 from app.bench.storage import sweep_scratch
@@ -30,7 +31,7 @@ from app.errors import error_responses
 from app.registry import RegistryDep
 from app.regrade.plan import RegradeSetup
 from app.settings import Settings, get_settings
-from app.uploads.archive import ArchiveLimits, extract_async, scratch_folder
+from app.uploads.archive import ExtractedJob, extract_async, scratch_folder
 from hbench.errors import HbenchError
 from hbench.limits import MIB
 from hbench.rules import Area
@@ -117,18 +118,37 @@ async def take_upload(
     """Stream the request's body into a scratch folder, check it and store it: the one
     way in for an upload, from the API or from the pages."""
     refuse_before_reading(request.headers, settings)
+    limits = job_caps(settings, registry, uploader).limits(request_max=settings.upload_max_bytes)
     async with upload_folder(settings) as scratch:
-        extracted = await extract_async(request.stream(), scratch, archive_limits(settings))
-        return await service.accept_in_worker(
-            service.Upload(extracted, uploader, clock()),
-            min_hbench_version=settings.min_hbench_version,
-            max_redactions=settings.upload_max_redactions,
-            registry=registry,
-            database=database,
-            blobs=blobs,
-            regrading=RegradeSetup(settings.regrade_enabled, settings.regrade_tasks_dir),
-            workers=settings.upload_workers,
-        )
+        extracted = await extract_async(request.stream(), scratch, limits)
+        return await check_and_store(
+            extracted, uploader, settings=settings, database=database, blobs=blobs,
+            registry=registry, clock=clock,
+        )  # fmt: skip
+
+
+async def check_and_store(
+    extracted: ExtractedJob,
+    uploader: Uploader,
+    *,
+    settings: Settings,
+    database: Database,
+    blobs: BlobStore,
+    registry: Registry,
+    clock: Clock,
+) -> service.Stored:
+    """Check an unpacked upload and store it, in an upload worker: what every upload goes
+    through once unpacked, sent whole or in parts (`app.bench.parts`)."""
+    return await service.accept_in_worker(
+        service.Upload(extracted, uploader, clock()),
+        min_hbench_version=settings.min_hbench_version,
+        max_redactions=settings.upload_max_redactions,
+        registry=registry,
+        database=database,
+        blobs=blobs,
+        regrading=RegradeSetup(settings.regrade_enabled, settings.regrade_tasks_dir),
+        workers=settings.upload_workers,
+    )
 
 
 @asynccontextmanager
@@ -163,21 +183,13 @@ def refuse_before_reading(headers: Mapping[str, str], settings: Settings) -> Non
         raise HbenchError(
             "upload-too-large",
             f"the upload is {size(int(length))}, over the {size(settings.upload_max_bytes)} "
-            "cap on what is sent; a job this large can't be uploaded yet: run fewer tasks "
-            "per job",
+            "one request may send; send a job this large in parts (`hbench jobs upload` "
+            "does, POST /api/bench/upload-sessions), or run fewer tasks per job",
         )
 
 
 def size(count: int) -> str:
     return f"{count / MIB:.1f} MiB" if count >= MIB else f"{count:,} bytes"
-
-
-def archive_limits(settings: Settings) -> ArchiveLimits:
-    return ArchiveLimits(
-        max_sent_bytes=settings.upload_max_bytes,
-        max_unpacked_bytes=settings.unpacked_max_bytes,
-        max_stream_bytes=2 * settings.unpacked_max_bytes,
-    )
 
 
 @router.get(

@@ -484,3 +484,32 @@ class RateLimitHit(Base):
     id: Mapped[int] = mapped_column(BigIntegerKey, primary_key=True, autoincrement=True)
     bucket: Mapped[str] = mapped_column(String(100))
     at: Mapped[datetime]
+
+
+class UploadSession(Base):
+    """A job being uploaded in parts (app/bench/parts.py): what its sender declared, who
+    sends it, and the digest of each part received so far, in order. Its parts live in
+    the blob store under `upload-parts/<id>/` until it completes, is aborted or expires."""
+
+    __tablename__ = "upload_sessions"
+    __table_args__ = (
+        Index("ix_upload_sessions_owner_status", "owner_id", "status"),
+        Index("ix_upload_sessions_expires", "expires_at"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(primary_key=True, default=uuid.uuid4)
+    owner_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("accounts.id"))
+    # The issued run its run token uploads it as; None for an upload with an API token.
+    run_id: Mapped[uuid.UUID | None]
+    total_bytes: Mapped[int] = mapped_column(BigInteger)
+    part_bytes: Mapped[int] = mapped_column(BigInteger)
+    sha256: Mapped[str] = mapped_column(String(64))
+    # How many parts are in, and each one's sha256: a part is taken only as the next one,
+    # by a conditional update on `received`, so two senders can't interleave.
+    received: Mapped[int] = mapped_column(Integer, default=0)
+    part_digests: Mapped[list[str]]
+    # open -> completing -> completed (the job stored as `job_ref`).
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    job_ref: Mapped[uuid.UUID | None]
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]

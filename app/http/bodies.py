@@ -92,6 +92,10 @@ LIMITS: Final[Mapping[tuple[str, str], Rule]] = {
     ("POST", "/api/local-runs/{run_id}/abandon"): BodyLimit(SMALL),
     ("POST", "/api/local-runs/{run_id}/resume"): BodyLimit(SMALL),
     ("POST", "/api/bench/uploads"): upload_limit,
+    ("POST", "/api/bench/upload-sessions"): BodyLimit(SMALL),
+    ("PUT", "/api/bench/upload-sessions/{session_id}/parts/{number}"): upload_limit,
+    ("POST", "/api/bench/upload-sessions/{session_id}/complete"): BodyLimit(SMALL),
+    ("DELETE", "/api/bench/upload-sessions/{session_id}"): BodyLimit(SMALL),
     ("POST", "/api/bench/jobs/{job_id}/publish"): BodyLimit(SMALL),
     ("POST", "/api/bench/jobs/{job_id}/withdraw"): BodyLimit(SMALL),
     ("DELETE", "/api/bench/jobs/{job_id}"): BodyLimit(SMALL),
@@ -160,7 +164,8 @@ def seconds(count: float) -> str:
 def too_large(limit: BodyLimit, declared: int | None) -> Problem:
     sent = f"is {size(declared)}" if declared is not None else "goes on"
     fix = (
-        "a job this large can't be uploaded yet: run fewer tasks per job"
+        "send a job this large in parts (`hbench jobs upload` does, POST "
+        "/api/bench/upload-sessions), each part within this cap"
         if limit.code == "upload-too-large"
         else "send less, or split it over several requests"
     )

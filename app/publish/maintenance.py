@@ -16,6 +16,7 @@ from datetime import datetime
 from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
+from app.bench.parts import sweep_sessions
 from app.bench.retention import Policy, hide_before, purge_before
 from app.bench.storage import sweep_orphan_blobs
 from app.blobs import BlobStore
@@ -43,6 +44,9 @@ class MaintenanceReport:
     orphans: int
     abandoned_writes: int = 0
     """Blob writes that died part-way (temporary files, incomplete multipart uploads)."""
+    upload_sessions: int = 0
+    """Uploads in parts removed with their parts: expired, or parts left by a removal cut
+    short (app/bench/parts.py)."""
 
 
 def run_maintenance(
@@ -55,7 +59,8 @@ def run_maintenance(
         purged = purge_deleted(session, blobs, now, policy)
     orphans = sweep_orphan_blobs(database, blobs, now=now)
     abandoned = blobs.sweep_temporary()
-    return MaintenanceReport(counted, hidden, purged, len(orphans), abandoned)
+    sessions = sweep_sessions(database, blobs, now=now)
+    return MaintenanceReport(counted, hidden, purged, len(orphans), abandoned, sessions)
 
 
 def count_finished_runs(session: Session, now: datetime) -> int:

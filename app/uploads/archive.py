@@ -157,7 +157,8 @@ class _Gunzip:
             raise HbenchError(
                 "upload-too-large",
                 f"the upload is over the {self._max_sent / MIB:.0f} MiB cap on what is sent; "
-                "a job this large can't be uploaded yet: run fewer tasks per job",
+                "send a larger job in parts (`hbench jobs upload` does), up to its board's "
+                "cap; past that, run fewer tasks per job",
             )
         if self._inflate.eof:
             raise trailing_data()

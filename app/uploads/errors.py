@@ -85,8 +85,9 @@ def too_many(what: str) -> HbenchError:
 def unpacked_too_large(cap: int, where: str) -> HbenchError:
     return HbenchError(
         "upload-unpacked-too-large",
-        f"the archive unpacks to more than {cap / MIB:.0f} MiB {where}, over the cap; "
-        "a job this large can't be uploaded yet: run fewer tasks per job",
+        f"the archive unpacks to more than {cap / MIB:.0f} MiB {where}, over the cap its "
+        "board allows (a board's `unpackedMaxBytes`, 512 MiB unless it says more): run fewer "
+        "tasks per job",
     )
 
 

@@ -128,13 +128,16 @@ def pack(
         f"[green]✓[/green] wrote {target}: {size:.2f} MiB of the {cap:.0f} MiB upload cap"
     )
     if result.size > UPLOAD_MAX_BYTES:
-        print_problems([Problem("pack-too-large", f"{size:.1f} MiB is over the {cap:.0f} MiB cap")])
-        raise typer.Exit(code=1)
+        console.print(
+            f"{size:.1f} MiB is over the {cap:.0f} MiB one request sends: `hbench jobs upload` "
+            "sends it in parts, up to its board's cap (95 MiB unless the board says more)"
+        )
 
 
 @app.command()
 def upload(
     job_path: Annotated[Path, typer.Argument(help="The job's own folder, such as jobs/<job>.")],
+    *,
     url: Annotated[str, typer.Option("--url", help="The upload endpoint, …/api/bench/uploads.")],
     token_env: Annotated[
         str | None,
@@ -144,8 +147,28 @@ def upload(
         list[str] | None,
         typer.Option("--header", "-H", help='A header to send, such as "hpg-run-token: hpr_…".'),
     ] = None,
+    parts_over: Annotated[
+        float,
+        typer.Option(
+            "--parts-over",
+            help="Send the job in parts when its archive is over this many MiB: by default "
+            "the 95 MiB one request may send.",
+            min=0,
+        ),
+    ] = UPLOAD_MAX_BYTES / MIB,
+    part_size: Annotated[
+        int,
+        typer.Option(
+            "--part-size", help="MiB per part, when sent in parts (1 to 95).", min=1, max=95
+        ),
+    ] = 64,
 ) -> None:
     """Verify the job, pack it, stream it to the service, and print the service's answer.
+
+    A job over 95 MiB packed is sent in parts (docs/uploads.md): each part is checked by
+    the service as it arrives, and after a dropped connection the upload goes on from the
+    first part the service lacks (up to 5 tries in a row). The service then checks the
+    whole job as it checks one sent at once, up to its board's cap.
 
     Exits 1 when the job fails its checks here or the service refuses it.
     """
@@ -159,25 +182,28 @@ def upload(
             print_problems(problems)
             errors.print("The service would refuse this job; nothing was sent.")
             raise typer.Exit(code=1)
-        answer = _pack_and_send(job_path, url, headers)
+        answer = _pack_and_send(
+            job_path, url, headers, parts_over=int(parts_over * MIB), part_bytes=part_size * MIB
+        )
     print_answer(answer)
     if not answer.accepted:
         raise typer.Exit(code=1)
 
 
-def _pack_and_send(job_path: Path, url: str, headers: dict[str, str]) -> UploadAnswer:
+def _pack_and_send(
+    job_path: Path, url: str, headers: dict[str, str], *, parts_over: int, part_bytes: int
+) -> UploadAnswer:
     from hbench.jobs.pack import pack_to_path  # noqa: PLC0415
     from hbench.upload import send_archive  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory(prefix="hbench-upload-") as scratch:
         archive = Path(scratch) / f"{job_path.name}.tgz"
         result = pack_to_path(job_path, archive)
-        if result.size > UPLOAD_MAX_BYTES:
-            raise HbenchError(
-                "pack-too-large",
-                f"the packed job is {result.size / MIB:.1f} MiB, over the "
-                f"{UPLOAD_MAX_BYTES / MIB:.0f} MiB upload cap",
-            )
+        if result.size > parts_over:
+            from hbench.upload_parts import send_in_parts  # noqa: PLC0415
+
+            with byte_progress("uploading in parts", result.size) as advance:
+                return send_in_parts(url, archive, headers, part_bytes=part_bytes, progress=advance)
         with byte_progress("uploading", result.size) as advance:
             return send_archive(url, archive, headers, progress=advance)
 

@@ -23,6 +23,8 @@ TABLES |= {"reports", "reproduced_runs", "rate_limit_hits"}
 TABLES |= {"trial_prints"}
 # Regrading uploaded jobs (app/regrade/).
 TABLES |= {"regrades"}
+# Uploads in parts (app/bench/parts.py).
+TABLES |= {"upload_sessions"}
 # SQLite's reflection can't read an index on an expression (`lower(login)`), so comparing
 # the schema skips that one there, with a warning; PostgreSQL compares it, and
 # test_models holds it to its purpose on both.

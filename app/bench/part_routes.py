@@ -1,0 +1,386 @@
+"""Uploading a job in parts: `/api/bench/upload-sessions` (docs/uploads.md).
+
+Open a session with the archive's size, sha256 and part size; `PUT` each part in order with
+its sha256 in `hbench-part-sha256`; `GET` the session to see which parts it holds (after a
+dropped connection, send from `next_part`); `POST …/complete` to check and store the job
+exactly as a single upload is; `DELETE` to abort. Who may use a session is who opened it:
+the same account, with the same run token if it was opened with one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Annotated, Literal, Self
+
+from fastapi import APIRouter, Header, Request, Response, status
+from fastapi import Path as PathParam
+from pydantic import BaseModel, Field
+from starlette.concurrency import run_in_threadpool
+
+from app.bench import parts, service
+from app.bench.caps import job_caps
+from app.bench.retention import policy_of
+from app.bench.routes import check_and_store, upload_folder
+from app.bench.schemas import UploadAccepted
+from app.bench.uploader import Uploader, UploaderDep
+from app.blobs import BlobStore
+from app.clock import Clock, ClockDep
+from app.db.models import UploadSession
+from app.db.session import Database
+from app.dependencies import BlobStoreDep, DatabaseDep, SettingsDep
+from app.errors import error_responses
+from app.registry import RegistryDep
+from app.settings import Settings
+from app.uploads.archive import ExtractedJob, extract
+from hbench.errors import HbenchError
+from hbench.rules import Area
+from registry.loader import Registry
+
+PART_DIGEST_HEADER = "hbench-part-sha256"
+AUTH = (Area.AUTH, Area.RUN_TOKEN)
+
+router = APIRouter(prefix="/api/bench/upload-sessions", tags=["your bench"])
+
+
+class SessionRequest(BaseModel):
+    """What an upload in parts declares before its first part."""
+
+    total_bytes: int = Field(gt=0, description="The archive's size in bytes, as sent.")
+    sha256: str = Field(description="The archive's sha256, 64 lowercase hex digits.")
+    part_bytes: int = Field(
+        gt=0,
+        description="Every part's size but the last's, which holds the rest: at least 1 MiB "
+        "and at most what one request may send (95 MiB).",
+    )
+
+
+class SessionState(BaseModel):
+    """An upload in parts: what it declared, which parts it holds, and what comes next."""
+
+    id: uuid.UUID
+    status: Literal["open", "completing", "completed"]
+    total_bytes: int
+    part_bytes: int
+    sha256: str
+    parts: int = Field(description="How many parts the archive is sent in, numbered from 1.")
+    received: list[str] = Field(description="The sha256 of each part received, in order.")
+    next_part: int | None = Field(description="The part to send next; None once every part is in.")
+    expires_at: datetime
+    job_id: uuid.UUID | None = Field(description="The stored job, once completed.")
+
+    @classmethod
+    def from_row(cls, row: UploadSession) -> Self:
+        count = parts.Declared.of(row).count
+        return cls(
+            id=row.id,
+            status=row.status,
+            total_bytes=row.total_bytes,
+            part_bytes=row.part_bytes,
+            sha256=row.sha256,
+            parts=count,
+            received=list(row.part_digests[: row.received]),
+            next_part=row.received + 1 if row.received < count else None,
+            expires_at=row.expires_at,
+            job_id=row.job_ref,
+        )
+
+
+SessionId = Annotated[uuid.UUID, PathParam(description="The session's id.")]
+
+
+@router.post(
+    "",
+    summary="Start uploading a job in parts",
+    description="For a job over the 95 MiB one request may send (up to its board's "
+    "`uploadMaxBytes` for an issued run's job). Authenticate as for `POST /api/bench/uploads`: "
+    "an API token, or an issued run's `hpg-run-token`. The parts wait in the service for "
+    "`HBENCH_UPLOAD_SESSION_LIFETIME` (24 hours) at most.",
+    status_code=status.HTTP_201_CREATED,
+    response_model=SessionState,
+    responses=error_responses(
+        *AUTH,
+        "upload-session-invalid",
+        "upload-sessions-too-many",
+        "upload-too-large",
+        "request-invalid",
+    ),
+)
+def open_session(
+    body: SessionRequest,
+    uploader: UploaderDep,
+    *,
+    settings: SettingsDep,
+    database: DatabaseDep,
+    registry: RegistryDep,
+    clock: ClockDep,
+) -> SessionState:
+    declared = parts.Declared(body.total_bytes, body.sha256, body.part_bytes)
+    caps = job_caps(settings, registry, uploader)
+    parts.refuse_declared(declared, sent_cap=caps.sent, request_max=settings.upload_max_bytes)
+    with database.session() as session:
+        row = parts.open_session(
+            session, uploader, declared, now=clock(),
+            lifetime=settings.upload_session_lifetime,
+            per_account=settings.upload_sessions_per_account,
+        )  # fmt: skip
+        return SessionState.from_row(row)
+
+
+@router.get(
+    "/{session_id}",
+    summary="Which parts an upload in parts holds",
+    response_model=SessionState,
+    responses=error_responses(
+        *AUTH, "upload-session-not-found", "upload-session-expired", "request-invalid"
+    ),
+)
+def session_state(
+    session_id: SessionId, uploader: UploaderDep, *, database: DatabaseDep, clock: ClockDep
+) -> SessionState:
+    with database.session() as session:
+        row = parts.find_session(session, uploader, session_id, clock(), to_change=False)
+        return SessionState.from_row(row)
+
+
+@router.put(
+    "/{session_id}/parts/{number}",
+    summary="Send one part of an upload in parts",
+    description="The part's bytes as the body (`content-type: application/octet-stream`), "
+    f"its sha256 in `{PART_DIGEST_HEADER}`. Parts are taken in order from 1; a part received "
+    "already may be sent again with the same bytes. A refused part is not kept.",
+    response_model=SessionState,
+    responses=error_responses(
+        *AUTH, Area.PARTS, "upload-too-large", "request-body-too-slow", "request-invalid"
+    ),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+            },
+        }
+    },
+)
+async def put_part(
+    request: Request,
+    session_id: SessionId,
+    number: Annotated[int, PathParam(ge=1, description="The part's number, from 1.")],
+    part_sha256: Annotated[
+        str,
+        Header(
+            alias=PART_DIGEST_HEADER,
+            pattern=r"^[0-9a-f]{64}$",
+            description="The part's sha256, 64 lowercase hex digits.",
+        ),
+    ],
+    uploader: UploaderDep,
+    *,
+    settings: SettingsDep,
+    database: DatabaseDep,
+    blobs: BlobStoreDep,
+    clock: ClockDep,
+) -> SessionState:
+    def placed() -> tuple[UploadSession, parts.PartPlace]:
+        with database.session() as session:
+            row = parts.find_session(session, uploader, session_id, clock())
+            return row, parts.place_part(row, number)
+
+    row, place = await run_in_threadpool(placed)
+    async with upload_folder(settings) as scratch:
+        path = scratch / "part"
+        digest = await receive_part(request, path, number, place.expected_bytes)
+        if digest != part_sha256:
+            raise parts.digest_refusal(number, part_sha256, digest)
+        if place.received_digest is not None:
+            if place.received_digest != digest:
+                raise parts.digest_refusal(number, place.received_digest, digest)
+        else:
+            await run_in_threadpool(
+                keep_part, database, blobs, row, number, digest=digest, path=path
+            )
+    return await run_in_threadpool(
+        session_state, session_id, uploader, database=database, clock=clock
+    )
+
+
+def keep_part(
+    database: Database,
+    blobs: BlobStore,
+    row: UploadSession,
+    number: int,
+    *,
+    digest: str,
+    path: Path,
+) -> None:
+    with path.open("rb") as body:
+        parts.record_part(database, blobs, row, number, digest=digest, body=body)
+
+
+async def receive_part(request: Request, path: Path, number: int, expected: int) -> str:
+    """Write the request's body to `path`, hashed as it arrives; refused at the first byte
+    past `expected`, or short of it at the end. Returns its sha256."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as out:
+        sink = PartSink(out)
+        async for chunk in request.stream():
+            if sink.received + len(chunk) > expected:
+                raise parts.size_refusal(number, expected, None)
+            await run_in_threadpool(sink.write, chunk)
+    if sink.received != expected:
+        raise parts.size_refusal(number, expected, sink.received)
+    return sink.hash.hexdigest()
+
+
+class PartSink:
+    """A part's file, written and hashed chunk by chunk (in a worker thread: hashing 95 MiB
+    takes the event loop's time otherwise)."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+        self.hash = hashlib.sha256()
+        self.received = 0
+
+    def write(self, chunk: bytes) -> None:
+        self.hash.update(chunk)
+        self.out.write(chunk)
+        self.received += len(chunk)
+
+
+@router.post(
+    "/{session_id}/complete",
+    summary="Check and store the job an upload in parts sent",
+    description="Once every part is in: the parts, assembled, must have the declared sha256; "
+    "then the archive is unpacked and checked exactly as `POST /api/bench/uploads` does, and "
+    "answered alike. A refusal stores nothing and removes the session's parts.",
+    status_code=status.HTTP_201_CREATED,
+    response_model=UploadAccepted,
+    responses=error_responses(
+        *AUTH,
+        Area.PARTS,
+        Area.ARCHIVE,
+        Area.REDACTION,
+        Area.JOB,
+        Area.CONSISTENCY,
+        Area.MANIFEST,
+        Area.CHECK,
+        "bench-published-before",
+        "request-invalid",
+    ),
+)
+async def complete_session(
+    session_id: SessionId,
+    uploader: UploaderDep,
+    *,
+    settings: SettingsDep,
+    database: DatabaseDep,
+    blobs: BlobStoreDep,
+    registry: RegistryDep,
+    clock: ClockDep,
+) -> UploadAccepted:
+    stored = await complete(
+        session_id, uploader, settings=settings, database=database, blobs=blobs,
+        registry=registry, clock=clock,
+    )  # fmt: skip
+    return UploadAccepted.from_row(
+        stored.row, stored.counted, policy=policy_of(settings), now=clock()
+    )
+
+
+async def complete(
+    session_id: uuid.UUID,
+    uploader: Uploader,
+    *,
+    settings: Settings,
+    database: Database,
+    blobs: BlobStore,
+    registry: Registry,
+    clock: Clock,
+) -> service.Stored:
+    """Assemble the session's parts, check the whole, and store the job, or refuse and
+    remove the parts; a failure of the service's own opens the session again."""
+
+    def claimed() -> UploadSession:
+        with database.session() as session:
+            row = parts.find_session(session, uploader, session_id, clock())
+        missing = parts.missing_refusal(row)
+        if missing is not None:
+            raise missing
+        if not parts.claim_completion(database, session_id):
+            raise parts.busy(session_id)
+        return row
+
+    row = await run_in_threadpool(claimed)
+    try:
+        async with upload_folder(settings) as scratch:
+            extracted = await run_in_threadpool(
+                assemble, blobs, row, scratch, settings=settings, registry=registry,
+                uploader=uploader,
+            )  # fmt: skip
+            stored = await check_and_store(
+                extracted, uploader, settings=settings, database=database, blobs=blobs,
+                registry=registry, clock=clock,
+            )  # fmt: skip
+    except HbenchError as refused:
+        if refused.code == "internal-error":
+            await run_in_threadpool(parts.release_completion, database, session_id)
+        else:
+            await run_in_threadpool(parts.drop_session, database, blobs, session_id)
+        raise
+    except BaseException:
+        await run_in_threadpool(parts.release_completion, database, session_id)
+        raise
+    await run_in_threadpool(parts.mark_completed, database, blobs, session_id, stored.row.id)
+    return stored
+
+
+def assemble(
+    blobs: BlobStore,
+    row: UploadSession,
+    scratch: Path,
+    *,
+    settings: Settings,
+    registry: Registry,
+    uploader: Uploader,
+) -> ExtractedJob:
+    """The session's archive unpacked into `scratch`, once its parts together have the
+    declared sha256 (read through first, so a wrong archive is named as such, not by the
+    first archive rule it happens to break)."""
+    parts.refuse_assembled(row, parts.Assembled(blobs, row).digest())
+    limits = job_caps(settings, registry, uploader).limits()
+    return extract(parts.Assembled(blobs, row).chunks(), scratch, limits)
+
+
+@router.delete(
+    "/{session_id}",
+    summary="Abort an upload in parts",
+    description="Its parts are removed; nothing is stored.",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=error_responses(
+        *AUTH,
+        "upload-session-not-found",
+        "upload-session-expired",
+        "upload-session-busy",
+        "upload-session-completed",
+        "request-invalid",
+    ),
+)
+def abort_session(
+    session_id: SessionId,
+    uploader: UploaderDep,
+    *,
+    database: DatabaseDep,
+    blobs: BlobStoreDep,
+    clock: ClockDep,
+) -> Response:
+    with database.session() as session:
+        row = parts.owned(session, uploader, session_id)
+        if row.status == parts.COMPLETED:
+            raise parts.completed(row)
+        if row.status == parts.COMPLETING and row.expires_at > clock():
+            raise parts.busy(session_id)
+    parts.drop_session(database, blobs, session_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,420 @@
+"""Uploads in parts: a job over one request's cap, sent as numbered parts, each checked on
+arrival, then assembled and checked as one upload (docs/uploads.md).
+
+A session declares the archive's size, its sha256 and the part size; that fixes how many
+parts there are and how large each is. Parts arrive in order, from 1: a part is taken only
+as the session's next one, by a conditional update, so two senders can't interleave, and a
+part already in may be sent again with the same bytes (the answer to it was lost). Each
+part is checked for its size and its sha256 before it is kept in the blob store, under
+`upload-parts/<session>/`; a refused part leaves the session as it was. Completing reads
+the parts back in order, checks the whole against the declared sha256, and only then
+hands the bytes to the one upload pipeline (`app.bench.routes.check_and_store`). The
+parts are removed when the session completes, is refused at completion, is aborted, or
+expires; nothing of a session is ever a stored job but a completed one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from app.bench.uploader import Uploader
+from app.blobs import BlobStore, Readable
+from app.db.models import UploadSession
+from app.db.session import Database
+from hbench.errors import HbenchError
+from hbench.limits import MIB, PART_MIN_BYTES
+
+PARTS_PREFIX = "upload-parts/"
+OPEN, COMPLETING, COMPLETED = "open", "completing", "completed"
+LIVE = (OPEN, COMPLETING)
+READ_CHUNK = MIB
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+SHOWN_MISSING = 10
+"""Missing parts a refusal names one by one; past it, it says how many more."""
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a session is opened with: the archive's size and sha256, and the part size."""
+
+    total_bytes: int
+    sha256: str
+    part_bytes: int
+
+    @property
+    def count(self) -> int:
+        """How many parts: every one `part_bytes` long but the last."""
+        return -(-self.total_bytes // self.part_bytes)
+
+    def size_of(self, number: int) -> int:
+        """How long part `number` (from 1) must be."""
+        if number < self.count:
+            return self.part_bytes
+        return self.total_bytes - (self.count - 1) * self.part_bytes
+
+    @classmethod
+    def of(cls, row: UploadSession) -> Declared:
+        return cls(row.total_bytes, row.sha256, row.part_bytes)
+
+
+def size(count: int) -> str:
+    return f"{count / MIB:.1f} MiB" if count >= MIB else f"{count:,} bytes"
+
+
+def part_key(session_id: uuid.UUID, number: int, digest: str) -> str:
+    """Where a received part is kept. The digest is in the key, so a part sent twice at once
+    with other bytes never overwrites the one the session recorded."""
+    return f"{PARTS_PREFIX}{session_id}/{number:06d}-{digest}"
+
+
+def refuse_declared(declared: Declared, *, sent_cap: int, request_max: int) -> None:
+    """Refuse sizes no upload in parts can have, or a job over its caps, before a part."""
+    if not SHA256_HEX.fullmatch(declared.sha256):
+        raise HbenchError(
+            "upload-session-invalid",
+            "the archive's sha256 must be 64 lowercase hex digits (sha256sum job.tgz)",
+            path="sha256",
+        )
+    if declared.total_bytes > sent_cap:
+        raise HbenchError(
+            "upload-too-large",
+            f"the upload is {size(declared.total_bytes)}, over the {size(sent_cap)} cap on "
+            "what this job may send: its board allows no more (a board's `uploadMaxBytes`); "
+            "run fewer tasks per job",
+            path="total_bytes",
+        )
+    if declared.part_bytes > request_max:
+        raise HbenchError(
+            "upload-session-invalid",
+            f"a part of {size(declared.part_bytes)} is over the {size(request_max)} one "
+            "request may send; declare smaller parts",
+            path="part_bytes",
+        )
+    if declared.count > 1 and declared.part_bytes < PART_MIN_BYTES:
+        raise HbenchError(
+            "upload-session-invalid",
+            f"parts of {size(declared.part_bytes)} are under the {size(PART_MIN_BYTES)} "
+            "smallest; declare larger parts",
+            path="part_bytes",
+        )
+
+
+def open_session(
+    session: Session,
+    uploader: Uploader,
+    declared: Declared,
+    *,
+    now: datetime,
+    lifetime: timedelta,
+    per_account: int,
+) -> UploadSession:
+    """A new session for the uploader, or `upload-sessions-too-many`."""
+    live = session.scalar(
+        select(func.count())
+        .select_from(UploadSession)
+        .where(
+            UploadSession.owner_id == uploader.account_id,
+            UploadSession.status.in_(LIVE),
+            UploadSession.expires_at > now,
+        )
+    )
+    if (live or 0) >= per_account:
+        raise HbenchError(
+            "upload-sessions-too-many",
+            f"you have {live} uploads in parts open, the most at once; complete or abort one "
+            "(DELETE /api/bench/upload-sessions/{id}), or wait for it to expire",
+        )
+    row = UploadSession(
+        owner_id=uploader.account_id,
+        run_id=uploader.run_id,
+        total_bytes=declared.total_bytes,
+        part_bytes=declared.part_bytes,
+        sha256=declared.sha256,
+        received=0,
+        part_digests=[],
+        status=OPEN,
+        created_at=now,
+        expires_at=now + lifetime,
+    )
+    session.add(row)
+    session.commit()
+    return row
+
+
+def owned(session: Session, uploader: Uploader, session_id: uuid.UUID) -> UploadSession:
+    """The uploader's session; another's (another account's, or another run token's) is
+    answered as missing."""
+    row = session.get(UploadSession, session_id)
+    if row is None or row.owner_id != uploader.account_id or row.run_id != uploader.run_id:
+        raise HbenchError(
+            "upload-session-not-found",
+            f"no upload in parts {session_id} is open for you; start the upload again",
+        )
+    return row
+
+
+def find_session(
+    session: Session,
+    uploader: Uploader,
+    session_id: uuid.UUID,
+    now: datetime,
+    *,
+    to_change: bool = True,
+) -> UploadSession:
+    """The uploader's session, unexpired; and, `to_change`, neither completed nor being
+    completed."""
+    row = owned(session, uploader, session_id)
+    if not to_change and row.expires_at > now:
+        return row
+    if row.status == COMPLETED:
+        raise completed(row)
+    if row.expires_at <= now:
+        raise HbenchError(
+            "upload-session-expired",
+            f"the upload in parts {session_id} expired at {row.expires_at.isoformat()} and its "
+            "parts are removed; upload the job again",
+        )
+    if row.status == COMPLETING:
+        raise busy(session_id)
+    return row
+
+
+def completed(row: UploadSession) -> HbenchError:
+    return HbenchError(
+        "upload-session-completed",
+        f"the upload in parts {row.id} completed already: it is job {row.job_ref} on Your "
+        "bench (GET /api/bench/jobs)",
+    )
+
+
+def busy(session_id: uuid.UUID) -> HbenchError:
+    return HbenchError(
+        "upload-session-busy",
+        f"the upload in parts {session_id} is being completed by another request; wait for "
+        "its answer, then look for the job on Your bench (GET /api/bench/jobs)",
+    )
+
+
+@dataclass(frozen=True)
+class PartPlace:
+    """Where a part stands before its bytes are read: its size, and whether the session
+    has it already (so a re-send is taken as a no-op once its bytes match)."""
+
+    expected_bytes: int
+    received_digest: str | None
+
+
+def place_part(row: UploadSession, number: int) -> PartPlace:
+    """How long part `number` must be, or why the session can't take it now."""
+    declared = Declared.of(row)
+    if number < 1 or number > declared.count:
+        raise HbenchError(
+            "upload-part-out-of-order",
+            f"part {number} is past the upload's parts: it has {declared.count}, numbered "
+            f"from 1 ({size(declared.total_bytes)} in parts of {size(declared.part_bytes)})",
+            path=f"parts/{number}",
+        )
+    if number > row.received + 1:
+        raise HbenchError(
+            "upload-part-out-of-order",
+            f"part {number} came before part {row.received + 1}, which the upload waits for; "
+            "parts are taken in order: send from part "
+            f"{row.received + 1} (GET the session for its next_part)",
+            path=f"parts/{number}",
+        )
+    received = row.part_digests[number - 1] if number <= row.received else None
+    return PartPlace(declared.size_of(number), received)
+
+
+def digest_refusal(number: int, sent: str, actual: str) -> HbenchError:
+    return HbenchError(
+        "upload-part-digest-mismatch",
+        f"part {number}'s bytes have sha256 {actual}, not the {sent} its "
+        "hbench-part-sha256 header names: they changed on the way; send the part again",
+        path=f"parts/{number}",
+    )
+
+
+def size_refusal(number: int, expected: int, got: int | None) -> HbenchError:
+    what = "runs past it" if got is None else f"is {got:,} bytes"
+    return HbenchError(
+        "upload-part-size-mismatch",
+        f"part {number} must be {expected:,} bytes (the declared part size, or for the last "
+        f"part the rest of the declared total), and it {what}; nothing of it is kept",
+        path=f"parts/{number}",
+    )
+
+
+def record_part(
+    database: Database,
+    blobs: BlobStore,
+    row: UploadSession,
+    number: int,
+    *,
+    digest: str,
+    body: Readable,
+) -> None:
+    """Keep a checked part and advance the session to it, or, if another request took part
+    `number` meanwhile, remove what was written and say so."""
+    key = part_key(row.id, number, digest)
+    blobs.put(key, body)
+    with database.session() as session:
+        advanced = session.execute(
+            update(UploadSession)
+            .where(
+                UploadSession.id == row.id,
+                UploadSession.received == number - 1,
+                UploadSession.status == OPEN,
+            )
+            .values(received=number, part_digests=[*row.part_digests[: number - 1], digest])
+            .returning(UploadSession.id)
+        ).scalar_one_or_none()
+        session.commit()
+    if advanced is None:
+        blobs.delete(key)
+        raise HbenchError(
+            "upload-part-out-of-order",
+            f"another request sent part {number} meanwhile, or the session was completed; "
+            "GET the session for its next_part",
+            path=f"parts/{number}",
+        )
+
+
+def missing_refusal(row: UploadSession) -> HbenchError | None:
+    """`upload-parts-missing` when the session lacks parts, naming them."""
+    count = Declared.of(row).count
+    if row.received >= count:
+        return None
+    missing = list(range(row.received + 1, count + 1))
+    shown = ", ".join(map(str, missing[:SHOWN_MISSING]))
+    more = f" and {len(missing) - SHOWN_MISSING} more" if len(missing) > SHOWN_MISSING else ""
+    parts = "part" if len(missing) == 1 else "parts"
+    return HbenchError(
+        "upload-parts-missing",
+        f"the upload has {row.received} of its {count} parts; send {parts} {shown}{more}, "
+        "then complete it again",
+    )
+
+
+def claim_completion(database: Database, session_id: uuid.UUID) -> bool:
+    """Mark an open session as being completed; False when another request did first."""
+    with database.session() as session:
+        claimed = session.execute(
+            update(UploadSession)
+            .where(UploadSession.id == session_id, UploadSession.status == OPEN)
+            .values(status=COMPLETING)
+            .returning(UploadSession.id)
+        ).scalar_one_or_none()
+        session.commit()
+    return claimed is not None
+
+
+def release_completion(database: Database, session_id: uuid.UUID) -> None:
+    """Open the session again after a completion that failed without a refusal (the
+    service's own failure): its parts stay, and completing may be tried again."""
+    with database.session() as session:
+        session.execute(
+            update(UploadSession)
+            .where(UploadSession.id == session_id, UploadSession.status == COMPLETING)
+            .values(status=OPEN)
+        )
+        session.commit()
+
+
+def mark_completed(
+    database: Database, blobs: BlobStore, session_id: uuid.UUID, job_id: uuid.UUID
+) -> None:
+    """The session's job is stored: keep the session as completed (a second completion is
+    told so), and remove its parts."""
+    with database.session() as session:
+        session.execute(
+            update(UploadSession)
+            .where(UploadSession.id == session_id)
+            .values(status=COMPLETED, job_ref=job_id, part_digests=[])
+        )
+        session.commit()
+    remove_parts(blobs, session_id)
+
+
+def drop_session(database: Database, blobs: BlobStore, session_id: uuid.UUID) -> None:
+    """Remove a session and its parts: aborted, refused at completion, or expired."""
+    remove_parts(blobs, session_id)
+    with database.session() as session:
+        row = session.get(UploadSession, session_id)
+        if row is not None:
+            session.delete(row)
+            session.commit()
+
+
+def remove_parts(blobs: BlobStore, session_id: uuid.UUID) -> int:
+    keys = list(blobs.list(f"{PARTS_PREFIX}{session_id}/"))
+    for key in keys:
+        blobs.delete(key)
+    return len(keys)
+
+
+class Assembled:
+    """The session's parts read back in order as one stream of chunks, hashed as read."""
+
+    def __init__(self, blobs: BlobStore, row: UploadSession) -> None:
+        self.blobs = blobs
+        self.keys = [
+            part_key(row.id, number, digest)
+            for number, digest in enumerate(row.part_digests[: row.received], start=1)
+        ]
+        self.hash = hashlib.sha256()
+
+    def chunks(self) -> Iterator[bytes]:
+        for key in self.keys:
+            with self.blobs.open(key) as stream:
+                while chunk := stream.read(READ_CHUNK):
+                    self.hash.update(chunk)
+                    yield chunk
+
+    def digest(self) -> str:
+        """The sha256 of every part, read through once."""
+        for _ in self.chunks():
+            pass
+        return self.hash.hexdigest()
+
+
+def refuse_assembled(row: UploadSession, digest: str) -> None:
+    if digest != row.sha256:
+        raise HbenchError(
+            "upload-digest-mismatch",
+            f"the parts together have sha256 {digest}, not the {row.sha256} the upload was "
+            "opened with: they come from another archive; nothing is stored and the parts "
+            "are removed: upload the archive again",
+        )
+
+
+def sweep_sessions(database: Database, blobs: BlobStore, *, now: datetime) -> int:
+    """Remove the sessions past their lifetime (a completed one's row too, once its
+    lifetime is over) and their parts, and parts no session names (a session's row is
+    committed before its first part, so parts without one are a removal cut short);
+    return how many."""
+    with database.session() as session:
+        expired = list(
+            session.scalars(select(UploadSession.id).where(UploadSession.expires_at <= now))
+        )
+    for session_id in expired:
+        drop_session(database, blobs, session_id)
+    swept = 0
+    for name in sorted({key.split("/")[1] for key in blobs.list(PARTS_PREFIX)}):
+        try:
+            session_id = uuid.UUID(name)
+        except ValueError:
+            continue
+        with database.session() as session:
+            known = session.get(UploadSession, session_id) is not None
+        if not known and remove_parts(blobs, session_id):
+            swept += 1
+    return len(expired) + swept
