@@ -1,0 +1,133 @@
+"""Uploads in parts over real connections that drop: the served service keeps nothing of a
+part cut off mid-body, and a client goes on from the session's next part. The done-when of
+uploads in parts: a 300 MiB job uploads through `hbench jobs upload` and survives a
+dropped connection."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import socket
+from dataclasses import replace
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from sqlalchemy.orm import Session
+
+from app.registry import default_registry, get_registry
+from app.settings import Settings
+from tests.hbench.cli.helpers import hbench
+from tests.hbench.cli.service import serving
+from tests.support.bigjob import pad_job
+from tests.support.dropping_proxy import dropping_proxy
+
+from ..conftest import TokenFactory, bearer
+from .conftest import FakeClock, issue_run, job_rows, scratch_left
+from .jobs import SealedJob, packed
+
+MIB = 1024 * 1024
+SESSIONS = "/api/bench/upload-sessions"
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def part_blobs(settings: Settings) -> list[str]:
+    folder = settings.blob_dir / "upload-parts"
+    return sorted(p.name for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+
+
+def cut_off_mid_part(url: str, path: str, headers: dict[str, str], data: bytes) -> None:
+    """Send a part's headers and half its body on a raw connection, then close it."""
+    host, port = url.removeprefix("http://").split(":")
+    head = [f"PUT {path} HTTP/1.1", f"host: {host}:{port}", f"content-length: {len(data)}"]
+    head += [f"{name}: {value}" for name, value in headers.items()]
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode() + data[: len(data) // 2])
+
+
+def test_a_part_cut_off_mid_body_is_not_kept_and_the_upload_resumes(
+    app: FastAPI,
+    *,
+    db: Session,
+    settings: Settings,
+    make_token: TokenFactory,
+    sealed: SealedJob,
+    tmp_path: Path,
+) -> None:
+    job = sealed.copy_to(tmp_path)
+    pad_job(job, 5 * MIB // 2)
+    archive = packed(job)
+    pieces = [archive[at : at + MIB] for at in range(0, len(archive), MIB)]
+    auth = bearer(make_token("alice"))
+    declared = {"total_bytes": len(archive), "sha256": sha(archive), "part_bytes": MIB}
+    with serving(app) as url, httpx.Client(base_url=url, headers=auth, timeout=60) as client:
+        session = client.post(SESSIONS, json=declared).json()["id"]
+
+        def put(number: int) -> httpx.Response:
+            headers = {"hbench-part-sha256": sha(pieces[number - 1])}
+            return client.put(f"{SESSIONS}/{session}/parts/{number}",
+                              content=pieces[number - 1], headers=headers)  # fmt: skip
+
+        assert put(1).status_code == 200
+        part_headers = {**auth, "hbench-part-sha256": sha(pieces[1])}
+        cut_off_mid_part(url, f"{SESSIONS}/{session}/parts/2", part_headers, pieces[1])
+
+        state = client.get(f"{SESSIONS}/{session}").json()
+        assert (state["received"], state["next_part"]) == ([sha(pieces[0])], 2)
+        assert len(part_blobs(settings)) == 1
+        assert put(2).status_code == 200
+        assert put(3).status_code == 200
+        done = client.post(f"{SESSIONS}/{session}/complete")
+
+    assert done.status_code == 201, done.text
+    assert [str(row.id) for row in job_rows(db)] == [done.json()["id"]]
+    assert part_blobs(settings) == [] and scratch_left(settings) == []
+
+
+@pytest.fixture
+def big_board(app: FastAPI) -> None:
+    """The demo board allowing its issued runs' jobs 400 MiB as sent."""
+    registry = default_registry()
+    board = registry.boards["hbench-demo"].model_copy(update={"upload_max_bytes": 400 * MIB})
+    registry = replace(registry, boards={**registry.boards, board.slug: board})
+    app.dependency_overrides[get_registry] = lambda: registry
+
+
+@pytest.mark.slow
+def test_a_300_mib_job_uploads_in_parts_through_the_client_across_a_dropped_connection(
+    app: FastAPI,
+    big_board: None,
+    *,
+    db: Session,
+    settings: Settings,
+    clock: FakeClock,
+    sealed: SealedJob,
+    tmp_path: Path,
+) -> None:
+    job = sealed.copy_to(tmp_path)
+    try:
+        pad_job(job, 300 * MIB)
+        issued = issue_run(db, sealed.spec)
+        with serving(app) as url, dropping_proxy(url, drop_after=100 * MIB) as (proxy, cut):
+            sent = hbench(
+                "jobs", "upload", str(job), "--url", f"{proxy}/api/bench/uploads",
+                "-H", f"hpg-run-token: {issued.token}", cwd=tmp_path,
+                env={"TMPDIR": str(tmp_path)},
+            )  # fmt: skip
+
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        assert cut.dropped == 1  # the connection carrying part 2 was cut once
+        (row,) = job_rows(db)
+        assert row.issued_run_id == issued.run_id
+        assert row.summary["upload"]["compressed_bytes"] > 300 * MIB
+        assert f'"id": "{row.id}"' in sent.stdout
+        assert part_blobs(settings) == [] and scratch_left(settings) == []
+    finally:
+        # Hundreds of MiB in a shared /dev/shm: gone with the test, not with pytest's
+        # rotation of its temporary folders.
+        shutil.rmtree(job, ignore_errors=True)
+        shutil.rmtree(settings.blob_dir, ignore_errors=True)
