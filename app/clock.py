@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 
 from app.db.models import utcnow
 
@@ -23,4 +23,13 @@ def get_clock() -> Clock:
     return utcnow
 
 
-ClockDep = Annotated[Clock, Depends(get_clock)]
+async def request_clock(request: Request) -> Clock:
+    """The clock, as a dependency (`ClockDep`): a test's override of `get_clock`, else the
+    wall clock. Read here rather than declared as `Depends(get_clock)`, so that without an
+    override the handlers' clock costs no hop to the thread pool (`app.dependencies`)."""
+    overrides = getattr(request.app, "dependency_overrides", None) or {}
+    clock: Clock = overrides.get(get_clock, get_clock)()
+    return clock
+
+
+ClockDep = Annotated[Clock, Depends(request_clock)]

@@ -20,7 +20,7 @@ from app.auth import routes as auth_routes
 from app.bench import part_routes
 from app.bench import routes as bench_routes
 from app.datarepo.service import start_background_writer
-from app.dependencies import open_resources
+from app.dependencies import app_settings, open_resources
 from app.errors import install_error_handlers
 from app.github import oauth as github_oauth
 from app.github import webhooks as github_webhooks
@@ -32,7 +32,7 @@ from app.publish import routes as publish_routes
 from app.reports import routes as reports_routes
 from app.runs import routes as runs_routes
 from app.security import install_security_headers
-from app.settings import Settings, get_settings
+from app.settings import Settings
 from app.site.serve import mount_site
 from app.uploads.redaction.engine import default_engine
 from app.v1 import routes as v1_routes
@@ -59,7 +59,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     if settings is not None:
-        app.dependency_overrides[get_settings] = lambda: settings
+        # Kept on the app, not set as an override of `get_settings`: FastAPI answers
+        # slower while any override is set (`app.dependencies.app_settings`).
+        app.state.settings = settings
     install_error_handlers(app)
     served = app_settings(app)
     # Middlewares run outermost last-added: the client's address is settled first, and
@@ -88,12 +90,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 def is_https(url: str | None) -> bool:
     return url is not None and url.startswith("https://")
-
-
-def app_settings(app: FastAPI) -> Settings:
-    """The settings the app's handlers see, overrides included."""
-    settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
-    return settings
 
 
 @asynccontextmanager

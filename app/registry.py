@@ -20,8 +20,9 @@ def default_registry() -> Registry:
     return load_registry()
 
 
-def get_registry() -> Registry:
-    """The registry handlers see. A FastAPI dependency: tests override it."""
+async def get_registry() -> Registry:
+    """The registry handlers see. A FastAPI dependency: tests override it. Parsed once
+    and only handed over here, so `async`: no hop to the thread pool per request."""
     return default_registry()
 
 

@@ -1,8 +1,10 @@
 """What the benchmarks against the running service share: a real demo job, its sealed
 variants, the service in its own process on loopback, and accounts with API tokens.
 
-Run as a script, it serves the app itself with one more route, `GET /bench/noop`, which
-does nothing: the floor an endpoint's throughput is compared with, in the same app.
+Run as a script, it serves the app as `hbench-app serve` does (the same command, settings,
+server configuration and workers) with one more route, `GET /bench/noop`, which does
+nothing: the floor an endpoint's throughput is compared with, in the same app served the
+same way.
 
     .venv/bin/python bench/service.py --port 8123 --state-dir /tmp/state
 """
@@ -23,13 +25,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.health import wait_until_healthy
 from hbench.demo import demo_spec
 from hbench.jobs.manifest import load_manifest, seal
 from hbench.jobs.pack import pack
 from registry.demo import materialize
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 BIN = Path(sys.executable).parent
 STARTUP_SECONDS = 90.0
@@ -187,21 +192,34 @@ def make_tokens(database_url: str, logins: list[str]) -> dict[str, str]:
     return tokens
 
 
-def serve_with_noop(port: int, state: Path) -> None:
-    """Serve the app as `hbench-app serve` does (the same settings, the same uvicorn
-    defaults), plus `GET /bench/noop`."""
-    import uvicorn  # noqa: PLC0415
-
-    from app.cli import settings_for  # noqa: PLC0415
-    from app.main import create_app  # noqa: PLC0415
-
-    app = create_app(settings_for(state))
+def with_noop(app: FastAPI) -> FastAPI:
+    """The app with `GET /bench/noop` added: it answers at once, touching nothing."""
 
     @app.get(NOOP_PATH, include_in_schema=False)
     def noop() -> dict[str, str]:
         return {"status": "ok"}
 
-    uvicorn.run(app, host="127.0.0.1", port=port)
+    return app
+
+
+def noop_app() -> FastAPI:
+    """What each of several workers builds: the service's app from the environment, as
+    `app.main:create_app` builds it, with the no-op route."""
+    from app.main import create_app  # noqa: PLC0415
+
+    return with_noop(create_app())
+
+
+def serve_with_noop(port: int, state: Path) -> None:
+    """Serve the app exactly as `hbench-app serve` does (its command, so the same
+    settings, server configuration, access log and number of workers), plus
+    `GET /bench/noop`: the command's app, and each worker's, is built with it."""
+    from app import cli  # noqa: PLC0415
+
+    built = cli.create_app
+    cli.create_app = lambda settings=None: with_noop(built(settings))  # type: ignore[assignment]
+    cli.APP_FACTORY = f"{Path(__file__).stem}:{noop_app.__name__}"
+    cli.serve(host="127.0.0.1", port=port, state_dir=state)
 
 
 def main(argv: list[str] | None = None) -> int:

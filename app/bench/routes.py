@@ -26,11 +26,11 @@ from app.bench.uploader import Uploader, UploaderDep
 from app.blobs import BlobStore
 from app.clock import Clock, ClockDep
 from app.db.session import Database
-from app.dependencies import BlobStoreDep, DatabaseDep, SessionDep, SettingsDep
+from app.dependencies import BlobStoreDep, DatabaseDep, SessionDep, SettingsDep, app_settings
 from app.errors import error_responses
 from app.registry import RegistryDep
 from app.regrade.plan import RegradeSetup
-from app.settings import Settings, get_settings
+from app.settings import Settings
 from app.uploads.archive import ExtractedJob, extract_async, scratch_folder
 from hbench.errors import HbenchError
 from hbench.limits import MIB
@@ -44,7 +44,7 @@ DEFAULT_LIST_LIMIT = 100
 @asynccontextmanager
 async def prepare_upload_dir(app: FastAPI) -> AsyncIterator[None]:
     """Create the uploads' scratch folder, and remove what a killed process left there."""
-    settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
+    settings = app_settings(app)
     settings.upload_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     await run_in_threadpool(sweep_scratch, settings.upload_dir)
     yield

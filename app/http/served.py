@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from starlette.types import Scope
 
-from app.settings import Settings, get_settings
+from app.dependencies import app_settings
+from app.settings import Settings
 
 
 def served_settings(scope: Scope) -> Settings:
     """The settings of the app serving this request, a test's override included."""
-    app = scope.get("app")
-    overrides = getattr(app, "dependency_overrides", {})
-    settings: Settings = overrides.get(get_settings, get_settings)()
-    return settings
+    return app_settings(scope.get("app"))

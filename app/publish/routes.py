@@ -22,7 +22,7 @@ from app.auth.dependencies import CurrentAccount, bearer, current_caller
 from app.bench.retention import policy_of
 from app.clock import Clock, ClockDep, get_clock
 from app.db.models import Account
-from app.dependencies import BlobStoreDep, Resources, SessionDep, SettingsDep
+from app.dependencies import BlobStoreDep, Resources, SessionDep, SettingsDep, app_settings
 from app.errors import envelope, error_responses
 from app.publish import service
 from app.publish.choice import BoardChoiceError
@@ -37,7 +37,6 @@ from app.publish.schemas import (
     WithdrawnJob,
 )
 from app.registry import RegistryDep
-from app.settings import Settings, get_settings
 from hbench.errors import HbenchError
 from hbench.rules import Area, codes
 
@@ -55,7 +54,7 @@ DOWNLOAD = (
 @asynccontextmanager
 async def run_maintenance_loop(app: FastAPI) -> AsyncIterator[None]:
     """Run the maintenance task in the background while the service runs."""
-    settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
+    settings = app_settings(app)
     resources: Resources = app.state.resources
 
     def now() -> datetime:

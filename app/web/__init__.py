@@ -11,7 +11,7 @@ from fastapi import FastAPI, Request
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 
-from app.settings import Settings, get_settings
+from app.dependencies import app_settings
 from app.web import account, bench, guide, home, moderation, run, troubleshooting
 from app.web.pages import STATIC, STATIC_PATH, PageError, refusal_page
 
@@ -24,7 +24,7 @@ def install(app: FastAPI) -> None:
 
     async def show_refusal(request: Request, error: Exception) -> Response:
         assert isinstance(error, PageError)  # noqa: S101  # registered for this type only
-        settings: Settings = app.dependency_overrides.get(get_settings, get_settings)()
+        settings = app_settings(app)
         return refusal_page(request, settings, error.error)
 
     app.add_exception_handler(PageError, show_refusal)

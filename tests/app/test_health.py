@@ -47,3 +47,11 @@ def test_the_app_reads_its_settings_through_the_overridable_dependency(
     with TestClient(app, **LOCAL) as client:
         assert client.get("/api/health").status_code == 200
     assert local.sqlite_path.is_file()
+
+
+def test_the_settings_an_app_is_given_are_no_override(settings: Settings) -> None:
+    # FastAPI builds every dependency of every request anew while any override is set.
+    app = create_app(settings)
+    assert app.dependency_overrides == {}
+    with TestClient(app, **LOCAL) as client:
+        assert client.get("/api/health").json()["mode"] == settings.mode
