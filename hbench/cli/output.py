@@ -46,7 +46,13 @@ def handled() -> Iterator[None]:
 
 @contextmanager
 def byte_progress(description: str, total: int) -> Iterator[Callable[[int], None]]:
-    """A progress bar over bytes; yields the callback that advances it."""
+    """A progress bar over bytes; yields the callback that advances it.
+
+    The bar is transient: where stderr is no terminal it would show nothing, so there it
+    is not made (nor rich.progress imported, nor its refresh thread started)."""
+    if not errors.is_terminal:
+        yield lambda n: None
+        return
     # Imported here, as below: a command imports what it uses, and --help none of it.
     from rich.progress import (  # noqa: PLC0415
         BarColumn,
