@@ -51,6 +51,7 @@ def issue_body(
     hardware: dict[str, str] | None = None,
     environment: str | None = None,
     concurrent_trials: int | None = None,
+    shards: int | None = None,
 ) -> dict[str, Any]:
     """The body of `POST /api/local-runs`, with only the fields given."""
     declarative: dict[str, Any] = {"agent": agent}
@@ -73,6 +74,8 @@ def issue_body(
         body["environment"] = environment
     if concurrent_trials is not None:
         body["n_concurrent_trials"] = concurrent_trials
+    if shards is not None and shards != 1:
+        body["shards"] = shards
     return body
 
 
@@ -139,9 +142,15 @@ def write_run_folder(folder: Path, answer: dict[str, Any]) -> None:
         write_new(folder / SPEC_FILE, json.dumps(answer["spec"], indent=2) + "\n")
         if answer.get("prompt_template") is not None:
             write_new(folder / PROMPT_FILE, answer["prompt_template"])
-        details = {key: value for key, value in answer.items() if key not in {"token", "spec"}}
+        hidden = {"token", "spec", "shards"}
+        details = {key: value for key, value in answer.items() if key not in hidden}
+        if answer.get("shards"):
+            details["shards"] = [shard_details(shard) for shard in answer["shards"]]
         write_new(folder / RUN_FILE, json.dumps(details, indent=2) + "\n")
-        write_new(folder / TOKEN_FILE, answer["token"] + "\n", mode=PRIVATE)
+        if answer.get("token") is not None:
+            write_new(folder / TOKEN_FILE, answer["token"] + "\n", mode=PRIVATE)
+        for shard in answer.get("shards") or []:
+            write_shard_folder(folder / shard_folder(shard["index"]), answer, shard)
     except (OSError, HbenchError) as exc:
         detail = exc.problems[0].message if isinstance(exc, HbenchError) else str(exc)
         message = (
@@ -150,6 +159,27 @@ def write_run_folder(folder: Path, answer: dict[str, Any]) -> None:
             "another with a new --dir"
         )
         raise HbenchError("runs-folder-invalid", message) from None
+
+
+def shard_folder(index: int) -> str:
+    """`shard-<i>`: where a sharded run's folder keeps shard i's spec and run token."""
+    return f"shard-{index}"
+
+
+def shard_details(shard: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in shard.items() if key not in {"token", "spec"}}
+
+
+def write_shard_folder(folder: Path, answer: dict[str, Any], shard: dict[str, Any]) -> None:
+    """A shard's folder: its spec, the run's template, its details and its run token, as an
+    unsharded run's folder holds them, so it is run and uploaded the same way."""
+    folder.mkdir()
+    write_new(folder / SPEC_FILE, json.dumps(shard["spec"], indent=2) + "\n")
+    if answer.get("prompt_template") is not None:
+        write_new(folder / PROMPT_FILE, answer["prompt_template"])
+    details = {**shard_details(shard), "parent_run_id": answer["run_id"], "board": answer["board"]}
+    write_new(folder / RUN_FILE, json.dumps(details, indent=2) + "\n")
+    write_new(folder / TOKEN_FILE, shard["token"] + "\n", mode=PRIVATE)
 
 
 def write_new(path: Path, text: str, *, mode: int = 0o644) -> None:

@@ -257,6 +257,9 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("run-environment-refused", 422, "The benchmark's runs don't run in this environment"),
         ("run-environment-not-allowed", 422, "The board's policy does not allow this environment"),
         ("run-concurrency-refused", 422, "The board allows fewer concurrent trials"),
+        ("run-shards-too-many", 422, "The board splits a run into fewer shards"),
+        ("run-shards-unbalanced", 422, "A shard would run nothing, or far longer than another"),
+        ("run-shards-overlap", 422, "The shards don't run every task once"),
         ("run-attempts-refused", 422, "The board does not allow this many attempts"),
         ("run-kwargs-reserved", 422, "An agent option is one the spec sets"),
         ("run-prompt-template-invalid", 422, "The prompt template never shows the task"),
@@ -269,6 +272,8 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("run-not-found", 404, "You have no issued run with this id"),
         ("run-not-waiting", 409, "The run no longer waits for its upload"),
         ("oidc-resume-mismatch", 403, "The resuming workflow run is not the issuing one's"),
+        ("run-shard-part", 409, "A sharded run is acted on whole, a shard on its own"),
+        ("run-shards-missing", 409, "The sharded run expired with a shard not uploaded"),
     ),
     Area.RUNS_CLIENT: (
         ("runs-option-invalid", 422, "An option of hbench runs can't be used"),
@@ -285,6 +290,7 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("local-spec-mismatch", 422, "The job's config differs from the issued spec"),
         ("run-spec-digest-mismatch", 422, "The job was sealed with another spec"),
         ("oidc-upload-mismatch", 403, "The upload comes from another workflow run"),
+        ("run-shard-mixed", 409, "The shard comes from another workflow run than its others"),
     ),
     Area.CHECK: (
         ("job-no-trials", 422, "The job ran no trial"),

@@ -391,6 +391,10 @@ DEFAULT_ENVIRONMENTS: tuple[str, ...] = ("docker",)
 HARBOR_CONCURRENT_TRIALS = 4
 """Harbor's `n_concurrent_trials` default, and a board's `maxConcurrentTrials` unless set."""
 MAX_CONCURRENT_TRIALS = 256
+DEFAULT_MAX_SHARDS = 8
+"""The most shards a board lets an issued run split into, unless it says otherwise."""
+MAX_SHARDS = 64
+"""The most shards any board may allow: each is a runner job and a row of its own."""
 
 
 class Limits(Record):
@@ -454,6 +458,13 @@ class Board(Record):
         description="The most an issued run's job may hold once unpacked, in bytes. Unset: "
         "the service's default (512 MiB). The service's `HBENCH_JOB_UNPACKED_MAX_BYTES` is "
         "the ceiling.",
+    )
+    max_shards: int = Field(
+        default=DEFAULT_MAX_SHARDS,
+        ge=1,
+        le=MAX_SHARDS,
+        description="The most shards an issued run may split its tasks into, each run and "
+        "uploaded on its own; the run counts once, whatever its shards.",
     )
 
     @field_validator("environments")

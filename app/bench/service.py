@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session
 
 from app.auth.oidc import consume_jti
 from app.bench.pool import Stores, run_in_worker
+from app.bench.shards import complete_run
 from app.bench.storage import blob_key, new_job_id, store_job
 from app.bench.uploader import Uploader
 from app.blobs import BlobStore
@@ -141,6 +142,7 @@ def accept(
     regrade = new_regrade(row.id, plan, upload.now)
     also = partial(consume_jti, claims=ci.claims, now=upload.now) if ci is not None else None
     stored = store_job(database, blobs, row, archive, now=upload.now, regrade=regrade, also=also)
+    complete_run(database, blobs, stored.issued_run_id, upload.now)  # a sharded run's last
     return Stored(stored, report, counted=seen)
 
 

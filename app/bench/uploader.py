@@ -29,6 +29,7 @@ from app.auth.dependencies import bearer, current_caller, looks_like_jwt
 from app.auth.oidc import ActionsClaims, get_oidc_verifier
 from app.auth.service import authenticate_api_token, refuse_denied
 from app.auth.tokens import hash_token, hashes_match, is_run_token
+from app.bench.shards import mixed_problem
 from app.checks.evidence import IssuedSpec
 from app.checks.summary import SummaryCi
 from app.clock import Clock, ClockDep
@@ -154,6 +155,9 @@ def get_uploader(
             entry=run.entry,
         )
         ci = ci_binding(run.provenance, ci_claims) if ci_claims is not None else None
+        mixed = mixed_problem(session, run, ci.summary() if ci is not None else None)
+        if mixed is not None and spent is None:
+            raise HbenchError.from_problems([mixed])
         return Uploader(account.id, account.login, run.id, issued, ci, spent)
 
 

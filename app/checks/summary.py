@@ -140,6 +140,20 @@ class SummaryCi(_Part):
     run_attempt: int | None = None
 
 
+class SummaryShard(_Part):
+    """One shard of a merged sharded run: its stored job and what it ran."""
+
+    index: int
+    """From 1."""
+    job: str
+    """The shard's job row id on Your bench."""
+    job_id: str
+    job_name: str
+    manifest_digest: str | None = None
+    tasks: list[str] = Field(default_factory=list)
+    score: float = 0.0
+
+
 class KeptSummary(_Part):
     """What a deleted job's summary keeps: its identity, and which task files it ran (so
     its board keeps one set of them); results and usage go with its files."""
@@ -203,6 +217,9 @@ class JobSummary(KeptSummary):
     """Values redaction replaced over the whole job, by rule id (added later: empty)."""
     ci: SummaryCi | None = None
     """The workflow run the upload was bound to; None for an unbound upload."""
+    shards: list[SummaryShard] = Field(default_factory=list)
+    """For the merged job of a sharded run, its shards' jobs (app/bench/merge.py); empty
+    for any other job."""
 
     def job_facts(self) -> JobFacts | None:
         """The facts placement reads, as the upload recorded them."""

@@ -167,6 +167,8 @@ class IssuedRun(Base):
         Index("ix_issued_runs_account_board_status", "account_id", "board", "status"),
         # Honest counting: how many of a board's issued runs are public.
         Index("ix_issued_runs_board_status", "board", "status"),
+        # A sharded run's shards, by their run.
+        Index("ix_issued_runs_parent", "parent_id"),
         CheckConstraint("expires_at > issued_at", name="expires_after_issue"),
     )
 
@@ -187,6 +189,12 @@ class IssuedRun(Base):
     # When its count on its board was enqueued (uploaded, expired or abandoned), so the
     # maintenance task counts each run once (app/publish/maintenance.py).
     counted_at: Mapped[datetime | None]
+    # A sharded run (app/runs/shards.py): the run itself has `shard_count` and no parent;
+    # each of its shards names it as `parent_id`, with its place (0-based) and the count.
+    # Only the run itself counts on the board; a shard is never counted on its own.
+    parent_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("issued_runs.id"))
+    shard_index: Mapped[int | None]
+    shard_count: Mapped[int | None]
 
 
 class Job(Base):

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.bench.parts import sweep_sessions
 from app.bench.retention import Policy, hide_before, purge_before
+from app.bench.shards import complete_pending
 from app.bench.storage import sweep_orphan_blobs
 from app.blobs import BlobStore
 from app.checks.fingerprints import record_prints
@@ -53,6 +54,7 @@ def run_maintenance(
     database: Database, blobs: BlobStore, *, now: datetime, policy: Policy
 ) -> MaintenanceReport:
     """One round of every step, at `now`."""
+    complete_pending(database, blobs, now)  # before counting: a merged run counts uploaded
     with database.session() as session:
         counted = count_finished_runs(session, now)
         hidden = hide_files(session, now, policy)
@@ -70,7 +72,8 @@ def count_finished_runs(session: Session, now: datetime) -> int:
     rows = session.execute(
         select(IssuedRun, Account.login)
         .join(Account, IssuedRun.account_id == Account.id)
-        .where(IssuedRun.counted_at.is_(None), done)
+        # A sharded run counts once, as itself; its shards never count on their own.
+        .where(IssuedRun.counted_at.is_(None), IssuedRun.parent_id.is_(None), done)
         .order_by(IssuedRun.issued_at)
         .limit(BATCH)
     ).all()

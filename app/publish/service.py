@@ -20,6 +20,7 @@ from sqlalchemy import select, text, update
 from sqlalchemy.orm import Session
 
 from app.auth.service import refuse_denied
+from app.bench import shards
 from app.bench.actions import (
     download_problem,
     files_deleted,
@@ -84,6 +85,7 @@ def publish(
         seen = published_before(session, row.fingerprint, exclude=row.id)
         if seen is not None:
             raise HbenchError.from_problems([seen])
+        shards.refuse_if_part(session, row)  # a shard's job; a merged job's shards' regrades
         regrade = regrade_of(session, row.id)
         refused = publish_refusal(regrade)
         if refused is not None:
@@ -106,7 +108,7 @@ def publish(
         published_at=now,
         fingerprint=row.fingerprint,
         redactions=row.redactions,
-        evidence=run_evidence(row, regrade),
+        evidence=shards.evidence_of(session, row) or run_evidence(row, regrade),
     )
     if target.opens is not None:
         enqueue(session, OpenBoardChange(board=target.opens), at=now)

@@ -299,6 +299,26 @@ def concurrency_allowed(request: IssueRequest, lookup: Lookup) -> Iterable[Probl
     yield Problem("run-concurrency-refused", message, "body.n_concurrent_trials")
 
 
+def shards_allowed(request: IssueRequest, lookup: Lookup) -> Iterable[Problem]:
+    wanted, board = request.shards, lookup.board
+    if board is None or wanted <= board.max_shards:
+        return
+    message = (
+        f"the board {board.slug} splits a run into at most {board.max_shards} shards, not "
+        f"{wanted}; ask for {board.max_shards} or fewer, or leave `shards` out"
+    )
+    yield Problem("run-shards-too-many", message, "body.shards")
+
+
+def run_tasks(target: Target) -> list[str] | None:
+    """The run's task names, sorted: its task set's, else the tasks its benchmark pins;
+    None when the registry lists neither (such a run can't be split)."""
+    if target.task_set.tasks:
+        return sorted(target.task_set.tasks)
+    pins = target.benchmark.harbor.task_digests
+    return sorted(pins) if pins else None
+
+
 def run_in(request: IssueRequest, target: Target) -> str:
     """The environment an allowed request's trials run in: the one it asks for, else its
     board's first."""
@@ -321,6 +341,7 @@ CHECKS: tuple[Check, ...] = (
     concurrency_allowed,
     environment_allowed,
     kwargs_unreserved,
+    shards_allowed,
     template_uses_instruction,
 )
 

@@ -8,6 +8,7 @@ specs issued for the demo board can name its registry.json by absolute path.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated
 
@@ -16,7 +17,7 @@ from fastapi import APIRouter, Query, Response, status
 from app.auth.dependencies import CurrentAccount
 from app.auth.trusted import RunIssuerDep
 from app.clock import ClockDep
-from app.db.models import IssuedRun
+from app.db.models import IssuedRun, IssuedRunStatus
 from app.dependencies import SessionDep, SettingsDep
 from app.errors import error_responses
 from app.registry import RegistryDep
@@ -26,7 +27,9 @@ from app.runs.schemas import (
     IssuedRunCreated,
     IssuedRunInfo,
     IssuedRunList,
+    IssuedShard,
     IssueRequest,
+    ShardsInfo,
 )
 from app.runs.spec import execution_of
 from app.runs.status import effective_status
@@ -79,6 +82,18 @@ def issue_run(
     run = issued.run
     # The one answer that carries the run token must not be kept by any cache on the way.
     response.headers["cache-control"] = "no-store"
+    shards = [
+        IssuedShard(
+            index=(shard.run.shard_index or 0) + 1,
+            run_id=shard.run.id,
+            job_name=str(shard.spec["job_name"]),
+            tasks=shard.tasks,
+            spec=shard.spec,
+            spec_digest=shard.run.spec_digest,
+            token=shard.token,
+        )
+        for shard in issued.shards
+    ]
     return IssuedRunCreated(
         run_id=run.id,
         board=run.board,
@@ -92,6 +107,7 @@ def issue_run(
         expires_at=run.expires_at,
         environment=[EnvironmentVariable.model_validate(v) for v in issued.environment],
         execution=execution_of(run.spec),
+        shards=shards,
     )
 
 
@@ -99,6 +115,8 @@ def issue_run(
     "",
     summary="List your issued runs, newest first",
     response_model=IssuedRunList,
+    # `shards` and `problem` are left out where they don't apply (an unsharded run).
+    response_model_exclude_none=True,
     responses=error_responses(Area.AUTH, "request-invalid"),
 )
 def list_runs(
@@ -111,7 +129,10 @@ def list_runs(
 ) -> IssuedRunList:
     now = clock()
     return IssuedRunList(
-        runs=[info(run, now) for run in service.list_runs(session, account, limit)]
+        runs=[
+            info(run, now, service.shards_of(session, run))
+            for run in service.list_runs(session, account, limit)
+        ]
     )
 
 
@@ -121,13 +142,17 @@ def list_runs(
     description="The run counts as expired and frees its slot on the board at once. A run "
     "already abandoned, uploaded or expired is refused (`run-not-waiting`).",
     response_model=IssuedRunInfo,
-    responses=error_responses(Area.AUTH, "run-not-found", "run-not-waiting", "request-invalid"),
+    response_model_exclude_none=True,
+    responses=error_responses(
+        Area.AUTH, "run-not-found", "run-not-waiting", "run-shard-part", "request-invalid"
+    ),
 )
 def abandon_run(
     run_id: uuid.UUID, account: CurrentAccount, session: SessionDep, clock: ClockDep
 ) -> IssuedRunInfo:
     now = clock()
-    return info(service.abandon_run(session, account, run_id, now), now)
+    run = service.abandon_run(session, account, run_id, now)
+    return info(run, now, service.shards_of(session, run))
 
 
 @router.post(
@@ -175,19 +200,34 @@ def resume_run(
     )
 
 
-def info(run: IssuedRun, now: datetime) -> IssuedRunInfo:
-    """A run as lists show it, with its status at `now` (expiry computed, not stored)."""
+def info(run: IssuedRun, now: datetime, shards: Sequence[IssuedRun] = ()) -> IssuedRunInfo:
+    """A run as lists show it, with its status at `now` (expiry computed, not stored), and
+    for a sharded run, how many of its `shards` are uploaded."""
     hardware = (run.provenance or {}).get("hardware") or {}
+    status = effective_status(run.status, run.expires_at, now)
+    progress, problem = None, None
+    if shards:
+        missing = [
+            (shard.shard_index or 0) + 1
+            for shard in shards
+            if shard.status is not IssuedRunStatus.UPLOADED
+        ]
+        uploaded = len(shards) - len(missing)
+        progress = ShardsInfo(count=len(shards), uploaded=uploaded, missing=missing)
+        if status is IssuedRunStatus.EXPIRED and missing:
+            problem = "run-shards-missing"
     return IssuedRunInfo(
         run_id=run.id,
         board=run.board,
         submission=run.entry,
         job_name=str(run.spec.get("job_name", "")),
         n_attempts=int(run.spec.get("n_attempts", 1)),
-        status=effective_status(run.status, run.expires_at, now),
+        status=status,
         issued_at=run.issued_at,
         expires_at=run.expires_at,
         spec_digest=run.spec_digest,
         hardware={str(k): str(v) for k, v in hardware.items()},
         execution=execution_of(run.spec),
+        shards=progress,
+        problem=problem,
     )

@@ -24,7 +24,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from app.db.models import IssuedRunStatus
 from hbench.digest import canonical_json
-from registry.schema import MAX_CONCURRENT_TRIALS
+from registry.schema import MAX_CONCURRENT_TRIALS, MAX_SHARDS
 
 MAX_PROMPT_TEMPLATE_CHARS = 20_000
 MAX_EXTRA_INSTRUCTIONS = 8
@@ -138,6 +138,15 @@ class IssueRequest(BaseModel):
         "up to the board's `maxConcurrentTrials`. It never changes which board the run "
         "counts on.",
     )
+    shards: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_SHARDS,
+        description="Split the run's tasks into this many shards, each with its own spec and "
+        "run token, run and uploaded on its own (up to the board's `maxShards`); the run is "
+        "scored, published and counted once, when every shard has arrived. 1, the default, "
+        "issues one spec and one token, as ever.",
+    )
     hardware: dict[HardwareKey, HardwareValue] = Field(
         default_factory=dict,
         max_length=MAX_HARDWARE_FIELDS,
@@ -174,6 +183,26 @@ class Execution(BaseModel):
     n_concurrent_trials: int = Field(description="Trials run at once.")
 
 
+class IssuedShard(BaseModel):
+    """One shard of a sharded run: its own run id, spec and run token (shown once)."""
+
+    index: int = Field(description="The shard's place, from 1.")
+    run_id: uuid.UUID = Field(description="The shard's own id; its upload is bound to it.")
+    job_name: str
+    tasks: list[str] = Field(description="The tasks the shard runs, sorted.")
+    spec: dict[str, JsonValue] = Field(description="The shard's Harbor job config.")
+    spec_digest: str
+    token: str = Field(description="The shard's run token (`hpr_…`), shown here only.")
+
+
+class ShardsInfo(BaseModel):
+    """How far a sharded run is: its shards, and those uploaded."""
+
+    count: int
+    uploaded: int
+    missing: list[int] = Field(description="The shards not uploaded yet, by place from 1.")
+
+
 class IssuedRunCreated(BaseModel):
     """An issued run: where it counts, the spec to run, and its run token (shown once)."""
 
@@ -190,13 +219,22 @@ class IssuedRunCreated(BaseModel):
     prompt_template: str | None = Field(
         description="The text to write to `prompt.j2` beside `spec.json`, or null."
     )
-    token: str = Field(description="The run token (`hpr_…`), shown in this answer only.")
+    token: str | None = Field(
+        description="The run token (`hpr_…`), shown in this answer only; null for a sharded "
+        "run, whose shards have a token each."
+    )
     issued_at: datetime
     expires_at: datetime = Field(description="When the run token stops working.")
     environment: list[EnvironmentVariable] = Field(
         description="The variables the run needs; secrets are named, never given."
     )
     execution: Execution = Field(description="Where the trials run, and how many at once.")
+    shards: list[IssuedShard] = Field(
+        default_factory=list,
+        description="For a run issued with `shards` above 1, each shard's spec and token: "
+        "run and upload each one; `spec` and `token` above are then the whole run's, and "
+        "the token uploads nothing.",
+    )
 
 
 class IssuedRunInfo(BaseModel):
@@ -215,6 +253,14 @@ class IssuedRunInfo(BaseModel):
     spec_digest: str
     hardware: dict[str, str]
     execution: Execution
+    shards: ShardsInfo | None = Field(
+        default=None, description="For a sharded run, how many of its shards are uploaded."
+    )
+    problem: str | None = Field(
+        default=None,
+        description="Why a run that stopped waiting has no job: `run-shards-missing` for a "
+        "sharded run that expired with a shard not uploaded.",
+    )
 
 
 class IssuedRunList(BaseModel):

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
+from pydantic import JsonValue
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
@@ -20,7 +22,7 @@ from app.auth.oidc import ActionsClaims, consume_jti
 from app.auth.tokens import hash_token, new_run_token
 from app.checks.summary import redacted
 from app.db.models import Account, IssuedRun, IssuedRunStatus
-from app.runs import policy, spec
+from app.runs import policy, shards, spec
 from app.runs.provenance import RESUMED_BY, provenance_of
 from app.runs.schemas import IssueRequest
 from app.runs.status import effective_status
@@ -32,13 +34,25 @@ JOB_SUFFIX_BYTES = 4  # 8 hex characters
 
 
 @dataclass(frozen=True)
+class IssuedShardRun:
+    """A stored shard of a sharded run, its tasks and its token (shown once)."""
+
+    run: IssuedRun
+    tasks: list[str]
+    spec: dict[str, JsonValue]
+    """As issued; the row keeps it with key-like values redacted."""
+    token: str
+
+
+@dataclass(frozen=True)
 class Issued:
     """A stored run and what only the issuing answer carries: its token and texts."""
 
     run: IssuedRun
-    token: str
+    token: str | None
     prompt_template: str | None
     environment: list[spec.Variable]
+    shards: list[IssuedShardRun] = field(default_factory=list)
 
 
 def issue_run(
@@ -63,6 +77,7 @@ def issue_run(
     )
     if runner:
         raise HbenchError.from_problems(runner)
+    parts = shard_plan(target, request.shards)
     lock_account(session, account)
     problems = policy.limit_problems(target.board, board_usage(session, account, target, now), now)
     if problems:
@@ -84,7 +99,45 @@ def issue_run(
             session.rollback()
             raise
     token = new_run_token()
-    run = IssuedRun(
+    provenance = provenance_of(request, claims, trusted=trusted)
+    run = new_run(
+        account, target, entry, job_spec, token, provenance=provenance, now=now, lifetime=lifetime
+    )
+    # A sharded run's own token is never shown: only its shards upload.
+    run.shard_count = len(parts) if parts is not None else None
+    session.add(run)
+    issued_shards = []
+    for index, tasks in enumerate(parts or []):
+        shard_spec = shards.shard_spec(job_spec, tasks, index, len(parts or []))
+        shard_token = new_run_token()
+        row = new_run(
+            account, target, entry, shard_spec, shard_token,
+            provenance=provenance, now=now, lifetime=lifetime,
+        )  # fmt: skip
+        row.parent_id, row.shard_index, row.shard_count = run.id, index, run.shard_count
+        session.add(row)
+        issued_shards.append(IssuedShardRun(row, tasks, shard_spec, shard_token))
+    session.commit()
+    # The one answer that carries the spec gives it as issued; the row keeps its copy.
+    set_committed_value(run, "spec", job_spec)
+    variables = spec.run_environment(plan.model_name, plan.environment_type)
+    shown = token if parts is None else None
+    return Issued(run, shown, request.declarative.prompt_template, variables, issued_shards)
+
+
+def new_run(
+    account: Account,
+    target: policy.Target,
+    entry: str,
+    job_spec: dict[str, JsonValue],
+    token: str,
+    *,
+    provenance: dict[str, Any] | None,
+    now: datetime,
+    lifetime: timedelta,
+) -> IssuedRun:
+    return IssuedRun(
+        id=uuid.uuid4(),
         account_id=account.id,
         board=target.board.slug,
         entry=entry,
@@ -97,14 +150,29 @@ def issue_run(
         status=IssuedRunStatus.ISSUED,
         issued_at=now,
         expires_at=now + lifetime,
-        provenance=provenance_of(request, claims, trusted=trusted),
+        provenance=provenance,
     )
-    session.add(run)
-    session.commit()
-    # The one answer that carries the spec gives it as issued; the row keeps its copy.
-    set_committed_value(run, "spec", job_spec)
-    variables = spec.run_environment(plan.model_name, plan.environment_type)
-    return Issued(run, token, request.declarative.prompt_template, variables)
+
+
+def shard_plan(target: policy.Target, count: int) -> list[list[str]] | None:
+    """The run's tasks split into `count` shards, checked; None for an unsharded run.
+    Refused before anything is stored, so a refusal leaves nothing behind."""
+    if count == 1:
+        return None
+    tasks = policy.run_tasks(target)
+    if tasks is None:
+        raise HbenchError(
+            "run-shards-unbalanced",
+            f"the registry does not list the tasks of {target.benchmark.slug} "
+            f"({target.task_set.name}), so the run can't be split into shards; leave "
+            "`shards` out",
+            path="body.shards",
+        )
+    parts = shards.split(tasks, count)
+    problems = shards.plan_problems(tasks, parts)
+    if problems:
+        raise HbenchError.from_problems(problems)
+    return parts
 
 
 def lock_account(session: Session, account: Account) -> None:
@@ -123,7 +191,12 @@ def board_usage(
     session: Session, account: Account, target: policy.Target, now: datetime
 ) -> policy.Usage:
     """The account's runs on the target's board that its limits count, at `now`."""
-    mine = (IssuedRun.account_id == account.id, IssuedRun.board == target.board.slug)
+    # A sharded run counts once: its shards are never counted on their own.
+    mine = (
+        IssuedRun.account_id == account.id,
+        IssuedRun.board == target.board.slug,
+        IssuedRun.parent_id.is_(None),
+    )
     issued = session.scalars(
         select(IssuedRun.issued_at).where(*mine, IssuedRun.issued_at > now - policy.DAY)
     ).all()
@@ -140,7 +213,7 @@ def list_runs(session: Session, account: Account, limit: int) -> list[IssuedRun]
     return list(
         session.scalars(
             select(IssuedRun)
-            .where(IssuedRun.account_id == account.id)
+            .where(IssuedRun.account_id == account.id, IssuedRun.parent_id.is_(None))
             .order_by(IssuedRun.issued_at.desc(), IssuedRun.id)
             .limit(limit)
         )
@@ -153,6 +226,8 @@ def abandon_run(session: Session, account: Account, run_id: uuid.UUID, now: date
     # Another account's run is answered like a missing one, so ids reveal nothing.
     if run is None or run.account_id != account.id:
         raise HbenchError("run-not-found", f"you have no issued run with id {run_id}")
+    if run.parent_id is not None:
+        raise shard_part(run, "abandoned")
     # One conditional update, so an upload landing meanwhile can't be abandoned after it.
     abandoned = session.execute(
         update(IssuedRun)
@@ -168,6 +243,12 @@ def abandon_run(session: Session, account: Account, run_id: uuid.UUID, now: date
         session.rollback()
         session.refresh(run)
         raise HbenchError("run-not-waiting", not_waiting_message(run, now))
+    # A sharded run's shards stop with it: none of them can be uploaded afterwards.
+    session.execute(
+        update(IssuedRun)
+        .where(IssuedRun.parent_id == run_id, IssuedRun.status == IssuedRunStatus.ISSUED)
+        .values(status=IssuedRunStatus.ABANDONED)
+    )
     session.commit()
     session.refresh(run)
     return run
@@ -185,6 +266,8 @@ def resume_run(
     run = session.get(IssuedRun, run_id)
     if run is None or run.account_id != account.id:
         raise HbenchError("run-not-found", f"you have no issued run with id {run_id}")
+    if run.shard_count is not None and run.parent_id is None:
+        raise shard_part(run, "resumed")
     issuing = (run.provenance or {}).get("oidc")
     if not isinstance(issuing, dict):
         raise HbenchError(
@@ -234,3 +317,31 @@ def not_waiting_message(run: IssuedRun, now: datetime, doing: str = "abandoned")
         IssuedRunStatus.EXPIRED: f"expired at {run.expires_at:%Y-%m-%d %H:%M} UTC",
     }.get(status, f"is {status.value}")
     return f"the run {run.id} {why}, so it holds no slot and can't be {doing}"
+
+
+def shard_part(run: IssuedRun, doing: str) -> HbenchError:
+    """`run-shard-part`: what is done to a sharded run is done to the whole run (abandoning
+    it), what is done to a shard to that shard alone (resuming it, uploading it)."""
+    if run.parent_id is not None:
+        return HbenchError(
+            "run-shard-part",
+            f"the run {run.id} is shard {(run.shard_index or 0) + 1} of {run.shard_count} of "
+            f"the run {run.parent_id}, and can't be {doing} on its own: act on the run "
+            f"{run.parent_id}",
+        )
+    return HbenchError(
+        "run-shard-part",
+        f"the run {run.id} is split into {run.shard_count} shards, and is {doing} shard by "
+        "shard: give the shard's id (the issuing answer's `shards`)",
+    )
+
+
+def shards_of(session: Session, run: IssuedRun) -> list[IssuedRun]:
+    """A sharded run's shards in order; none for any other run."""
+    if run.shard_count is None or run.parent_id is not None:
+        return []
+    return list(
+        session.scalars(
+            select(IssuedRun).where(IssuedRun.parent_id == run.id).order_by(IssuedRun.shard_index)
+        )
+    )

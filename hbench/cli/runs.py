@@ -22,6 +22,7 @@ from hbench.issue import (
     parse_kwargs,
     read_template,
     run_command,
+    shard_folder,
     upload_command,
     write_run_folder,
 )
@@ -110,6 +111,16 @@ def issue(
             help="Trials run at once (Harbor's -n; default 4), up to the board's limit.",
         ),
     ] = None,
+    shards: Annotated[
+        int,
+        typer.Option(
+            "--shards",
+            min=1,
+            help="Split the run's tasks into this many shards (up to the board's maxShards), "
+            "each with its own spec and run token in shard-<i>/ of the run's folder, run and "
+            "uploaded on its own; the run counts once, when every shard is uploaded.",
+        ),
+    ] = 1,
 ) -> None:
     """Issue a run, write its folder (spec.json, prompt.j2, the run token), and print how
     to run and upload it. The run token is kept in a file only you can read."""
@@ -132,6 +143,7 @@ def issue(
             hardware=parse_hardware(hardware or []),
             environment=IMPORT_PATH if sandbox else environment,
             concurrent_trials=concurrent_trials,
+            shards=shards,
         )
         if folder is not None:
             check_folder_free(folder)
@@ -142,6 +154,9 @@ def issue(
 
 
 def print_issued(answer: dict[str, Any], run_dir: Path, url: str) -> None:
+    if answer.get("shards"):
+        print_sharded(answer, run_dir, url)
+        return
     console.print(
         f"[green]✓[/green] issued run {answer['run_id']} on {escape(answer['board'])} as entry "
         f"{escape(answer['submission'])}; its token is in {escape(str(run_dir / 'run-token'))} "
@@ -166,6 +181,23 @@ def print_issued(answer: dict[str, Any], run_dir: Path, url: str) -> None:
     )
     upload = upload_command(url, answer["job_name"])
     console.print(f"  {escape(upload)}", soft_wrap=True)
+
+
+def print_sharded(answer: dict[str, Any], run_dir: Path, url: str) -> None:
+    shards = answer["shards"]
+    console.print(
+        f"[green]✓[/green] issued run {answer['run_id']} on {escape(answer['board'])} as entry "
+        f"{escape(answer['submission'])}, in {len(shards)} shards; each shard's token is in "
+        f"its folder and works until {answer['expires_at']}"
+    )
+    console.print("\nRun and upload each shard from its folder (add no flag but --jobs-dir "
+                  "or --max-retries); the run counts once every shard is uploaded:")  # fmt: skip
+    for shard in shards:
+        where = run_dir / shard_folder(shard["index"])
+        console.print(f"  shard {shard['index']} ({escape(', '.join(shard['tasks']))}):")
+        console.print(f"    {escape(run_command(where, answer['environment']))}", soft_wrap=True)
+        upload = upload_command(url, shard["job_name"])
+        console.print(f"    {escape(upload)}", soft_wrap=True)
 
 
 @app.command("list")
