@@ -14,7 +14,7 @@ from hbench.cli.output import (
     check_resumable_with_progress,
     console,
     errors,
-    folder_size,
+    folder_progress,
     handled,
     print_problems,
     seal_with_progress,
@@ -66,7 +66,7 @@ def job_problems(job_dir: Path) -> tuple[Job | None, list[Problem]]:
     from hbench.jobs.manifest import verify as verify_manifest  # noqa: PLC0415
     from hbench.jobs.reader import completeness_problems, read_job  # noqa: PLC0415
 
-    with byte_progress("verifying", folder_size(job_dir)) as advance:
+    with folder_progress("verifying", job_dir) as advance:
         problems = list(verify_manifest(job_dir, progress=advance))
     try:
         job = read_job(job_dir)

@@ -76,6 +76,14 @@ def byte_progress(description: str, total: int) -> Iterator[Callable[[int], None
         yield lambda n: progress.advance(task, n)
 
 
+@contextmanager
+def folder_progress(description: str, folder: Path) -> Iterator[Callable[[int], None]]:
+    """A progress bar over the bytes of a folder's files, sized only if it is shown."""
+    total = folder_size(folder) if errors.is_terminal else 0
+    with byte_progress(description, total) as advance:
+        yield advance
+
+
 def folder_size(folder: Path) -> int:
     """The total size of the regular files under a folder, for a progress bar's total."""
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
@@ -85,7 +93,7 @@ def seal_with_progress(job_dir: Path, *, spec_digest: str | None = None) -> Mani
     """Seal a job folder with a progress bar over the bytes hashed."""
     from hbench.jobs.manifest import seal  # noqa: PLC0415
 
-    with byte_progress("sealing", folder_size(job_dir)) as advance:
+    with folder_progress("sealing", job_dir) as advance:
         return seal(job_dir, spec_digest=spec_digest, progress=advance)
 
 
@@ -93,5 +101,5 @@ def check_resumable_with_progress(job_dir: Path) -> None:
     """Refuse (`resume-seal-broken`) a sealed job changed since; a bar shows the bytes hashed."""
     from hbench.jobs.reseal import check_resumable  # noqa: PLC0415
 
-    with byte_progress("checking the seal", folder_size(job_dir)) as advance:
+    with folder_progress("checking the seal", job_dir) as advance:
         check_resumable(job_dir, progress=advance)
