@@ -5,11 +5,14 @@ and labelled with the digest of their inputs, so an image of the same inputs is 
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,8 @@ RECIPE_LABEL = "org.hbench.recipe"
 """The label a base image carries: the digest of the recipe that made it."""
 INPUTS_LABEL = "org.hbench.inputs"
 """The label the runner image carries: the digest of the files it was built from."""
+BUILD_LOCKS = Path.home() / ".cache" / "hbench-image-builds"
+"""One lock file per image tag: the user's builds of one tag take turns (`build_lock`)."""
 RECIPE_VERSION = 1
 """Bump when `build_base` changes what it makes, so every machine builds its images again."""
 RUNNER_DOCKERFILE = ROOT / "actions" / "run" / "Dockerfile"
@@ -186,8 +191,38 @@ def build_image(
     True if built. The build's output goes to `log`, or to this process's output."""
     ensure_image(docker, base)
     digest = inputs_digest(image, base.key())
-    if not (rebuild or no_cache) and image_label(docker, tag, INPUTS_LABEL) == digest:
-        return False
+    with build_lock(tag):
+        # A build of the same tag by another process (another test worker) is waited
+        # for, and then found.
+        if not (rebuild or no_cache) and image_label(docker, tag, INPUTS_LABEL) == digest:
+            return False
+        run_build(docker, image, tag, base, digest, no_cache=no_cache, log=log)
+    return True
+
+
+@contextmanager
+def build_lock(tag: str) -> Iterator[None]:
+    """Hold this machine's lock on building `tag`, so one process builds it at a time."""
+    BUILD_LOCKS.mkdir(parents=True, exist_ok=True)
+    name = "".join(c if c.isalnum() else "-" for c in tag)
+    with (BUILD_LOCKS / f"{name}.lock").open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def run_build(
+    docker: str,
+    image: BuiltImage,
+    tag: str,
+    base: BaseImage,
+    digest: str,
+    *,
+    no_cache: bool,
+    log: Path | None,
+) -> None:
     argv = [
         docker, "build", "--file", str(image.dockerfile), "--tag", tag,
         "--build-arg", f"BASE={base.tag}", "--label", f"{INPUTS_LABEL}={digest}",
@@ -203,7 +238,6 @@ def build_image(
     if built.returncode != 0:
         where = f"; its output: {log}\n{tail(log, 30)}" if log else ""
         raise DockerUnavailableError(f"docker build of {tag} exited {built.returncode}{where}")
-    return True
 
 
 def build_runner_image(docker: str, tag: str, **options: Any) -> bool:

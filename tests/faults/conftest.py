@@ -97,6 +97,10 @@ def service_env(database_url: str, **settings: str) -> dict[str, str]:
     # These services are killed and restarted around publishing, not regrading: a job is
     # published as soon as it is stored (tests/app/regrade/ regrades for real).
     env["HBENCH_REGRADE_ENABLED"] = "false"
+    # One process, as on SQLite: each restart then takes a second or so, not four (several
+    # workers, each importing the app). Workers are killed and restarted in
+    # tests/app/http/test_workers.py; replicas in tests/app/test_replicas.py.
+    env["HBENCH_WORKERS"] = "1"
     env.update({f"HBENCH_{name.upper()}": value for name, value in settings.items()})
     return env
 
