@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cache
 from typing import Any, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -60,16 +61,24 @@ class _Part(BaseModel):
     def _nulls_as_defaults(cls, data: Any) -> Any:
         if not isinstance(data, Mapping):
             return data
-        fields = {field.alias or name: field for name, field in cls.model_fields.items()}
-        defaulted = {
-            key
-            for key, field in fields.items()
-            if not field.is_required()
-            and field.get_default(call_default_factory=True, validated_data={}) is not None
-        }
+        defaulted = _defaulted_keys(cls)
         return {
             key: value for key, value in data.items() if value is not None or key not in defaulted
         }
+
+
+@cache
+def _defaulted_keys(part: type[_Part]) -> frozenset[str]:
+    """The keys of a part whose fields default to something other than null: worked out
+    once per class (asking a field for its default inspects its factory's signature, and
+    a job's summary is read part by part many times an upload)."""
+    fields = {field.alias or name: field for name, field in part.model_fields.items()}
+    return frozenset(
+        key
+        for key, field in fields.items()
+        if not field.is_required()
+        and field.get_default(call_default_factory=True, validated_data={}) is not None
+    )
 
 
 class SummaryAgent(_Part):
