@@ -346,12 +346,20 @@ def assemble(
     registry: Registry,
     uploader: Uploader,
 ) -> ExtractedJob:
-    """The session's archive unpacked into `scratch`, once its parts together have the
-    declared sha256 (read through first, so a wrong archive is named as such, not by the
-    first archive rule it happens to break)."""
-    parts.refuse_assembled(row, parts.Assembled(blobs, row).digest())
+    """The session's archive unpacked into `scratch`, its parts hashed as they are read:
+    parts that together lack the declared sha256 are refused as such
+    (`upload-digest-mismatch`) before anything is checked, and also when unpacking them
+    failed, which a wrong archive does by the first rule it happens to break."""
+    assembled = parts.Assembled(blobs, row)
+    chunks = assembled.chunks()
     limits = job_caps(settings, registry, uploader).limits()
-    return extract(parts.Assembled(blobs, row).chunks(), scratch, limits)
+    try:
+        extracted = extract(chunks, scratch, limits)
+    except HbenchError:
+        parts.refuse_assembled(row, assembled.rest(chunks))
+        raise
+    parts.refuse_assembled(row, assembled.rest(chunks))
+    return extracted
 
 
 @router.delete(

@@ -6,9 +6,10 @@ parts there are and how large each is. Parts arrive in order, from 1: a part is 
 as the session's next one, by a conditional update, so two senders can't interleave, and a
 part already in may be sent again with the same bytes (the answer to it was lost). Each
 part is checked for its size and its sha256 before it is kept in the blob store, under
-`upload-parts/<session>/`; a refused part leaves the session as it was. Completing reads
-the parts back in order, checks the whole against the declared sha256, and only then
-hands the bytes to the one upload pipeline (`app.bench.routes.check_and_store`). The
+`upload-parts/<session>/`; a refused part leaves the session as it was. Completing
+unpacks the parts read back in order, hashing them as they are read: the whole must have
+the declared sha256 before the job goes to the one upload pipeline
+(`app.bench.routes.check_and_store`), and a wrong whole is refused as such. The
 parts are removed when the session completes, is refused at completion, is aborted, or
 expires; nothing of a session is ever a stored job but a completed one.
 """
@@ -379,9 +380,9 @@ class Assembled:
                     self.hash.update(chunk)
                     yield chunk
 
-    def digest(self) -> str:
-        """The sha256 of every part, read through once."""
-        for _ in self.chunks():
+    def rest(self, chunks: Iterator[bytes]) -> str:
+        """The sha256 of every part, once what `chunks` (of `chunks()`) had left is read."""
+        for _ in chunks:
             pass
         return self.hash.hexdigest()
 

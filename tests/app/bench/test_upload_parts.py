@@ -237,6 +237,20 @@ def test_a_refused_job_stores_nothing_and_removes_its_parts(
     assert part_blobs(settings) == [] and sessions(db) == 0
 
 
+def test_parts_that_fail_to_unpack_and_lack_the_declared_digest_are_named_so(
+    client: TestClient, *, db: Session, settings: Settings
+) -> None:
+    archive = b"\x1f\x8b\x08" + bytes(2 * MIB)
+    declared = {"total_bytes": len(archive), "sha256": sha(b"the archive meant"),
+                "part_bytes": MIB}  # fmt: skip
+    session = client.post(SESSIONS, json=declared).json()["id"]
+    for number, piece in enumerate(cut(archive), start=1):
+        put_part(client, session, number, piece)
+
+    refused(client.post(f"{SESSIONS}/{session}/complete"), 422, "upload-digest-mismatch")
+    assert_nothing_stored(db, settings)
+
+
 def test_a_session_is_its_openers_alone(
     client: TestClient, *, db: Session, make_token: TokenFactory, padded_archive: bytes
 ) -> None:
