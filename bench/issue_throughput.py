@@ -12,7 +12,9 @@ limits, and writes the run: many accounts share the work so no board limit is re
     .venv/bin/python bench/issue_throughput.py
     .venv/bin/python bench/issue_throughput.py --requests 2000 --clients 50 --rounds 5
 
-Exits 1 when any request is not answered with success.
+The goals (issue 20): issuing answers at least half the no-op route's requests per
+second, with a p99 latency under 100 ms, at 20 clients. Exits 1 when any request is not
+answered with success or a goal is missed.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ from service import NOOP_PATH, make_tokens, running_service
 BOARDS = ("hbench-demo", "hbench-demo-quick")
 PER_ACCOUNT_BOARD = 5
 """Runs issued per account and board: the boards' waiting limit, well under their daily one."""
+THROUGHPUT_GOAL = 0.5
+"""Issuing's requests per second, at least this share of the no-op route's."""
+P99_GOAL_MS = 100.0
 
 
 Request = tuple[str, str, dict[str, object] | None, str | None]
@@ -129,19 +134,28 @@ def report(noop: list[Round], issue: list[Round], args: argparse.Namespace) -> i
     (issue_rate, issue_p50, issue_p99), (noop_rate, noop_p50, noop_p99) = (
         figures["issue a run"], figures["no-op route"]
     )  # fmt: skip
-    print(f"\nissuing answers {issue_rate / noop_rate:.2f}x the no-op route's requests per second")
+    share, fast = issue_rate / noop_rate, issue_p99 < P99_GOAL_MS
+    print(f"\nissuing answers {share:.2f}x the no-op route's requests per second (goal: at "
+          f"least {THROUGHPUT_GOAL}x) -> {verdict(share >= THROUGHPUT_GOAL)}; its p99 is "
+          f"{issue_p99:.0f} ms (goal: under {P99_GOAL_MS:.0f} ms) -> {verdict(fast)}")  # fmt: skip
     emit(
         [
-            Row("issue", "issue throughput", issue_rate, "req/s", "no-op route", noop_rate),
+            Row("issue", "issue throughput", issue_rate, "req/s", "no-op route", noop_rate,
+                f"≥{THROUGHPUT_GOAL}x"),
             Row("issue", "issue latency p50", issue_p50, "ms", "no-op route", noop_p50),
-            Row("issue", "issue latency p99", issue_p99, "ms", "no-op route", noop_p99),
+            Row("issue", "issue latency p99", issue_p99, "ms", "no-op route", noop_p99,
+                f"<{P99_GOAL_MS:.0f} ms"),
         ]
-    )
+    )  # fmt: skip
     failures = [f for r in (*noop, *issue) for f in r.failures]
     if failures:
         print(f"\n{len(failures)} requests failed, the first: {failures[0]}")
         return 1
-    return 0
+    return 0 if share >= THROUGHPUT_GOAL and fast else 1
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
 
 
 if __name__ == "__main__":

@@ -14,8 +14,21 @@ in its owner's runs, and every published job's run exactly once in the data repo
     .venv/bin/python bench/load.py --clients 20 --seconds 5
     .venv/bin/python bench/load.py --database-url postgresql+psycopg://…/load
     .venv/bin/python bench/load.py --database-url … --workers 2   # HBENCH_WORKERS
+    .venv/bin/python bench/load.py --replicas 2 --seconds 30      # one replica, then two
 
-Exits 1 on any error or anything missing or doubled afterwards.
+With `--replicas N` it runs a deployment as docs/deployment.md lays it out, each part its
+own process: one PostgreSQL database (new, on `--postgres-server`), one S3 bucket (moto's
+server), the writer alone (`hbench-app data-repo write`), and replicas of `hbench-app
+serve` with a state folder each, following the data repository the writer pushes to for
+their sites; the clients are spread over the replicas in turn. The same load runs first
+against a deployment of one replica, then against one of N, each fresh, and the second's
+requests per second are compared with the first's.
+
+The goals (issue 20): zero errors; the reads' p99 (`GET /api/bench/jobs`, `GET /v1/runs`)
+under 500 ms; all requests at least 141 per second (3x the 47 measured before); with
+replicas, N of them at least 1.6x (for 2) the requests per second of one.
+
+Exits 1 on any error, anything missing or doubled afterwards, or a goal missed.
 """
 
 from __future__ import annotations
@@ -23,18 +36,32 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import secrets
 import subprocess
 import sys
 import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 from report import Row, emit, percentile
-from service import Service, make_tokens, packed, run_demo_job, running_service, variant
+from service import (
+    BIN,
+    Service,
+    make_tokens,
+    packed,
+    run_demo_job,
+    running_service,
+    service_env,
+    variant,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/ is not installed
+from tools.moto_s3 import TEST_CREDENTIALS, moto_s3
 
 BOARDS = ("hbench-demo", "hbench-demo-quick")
 PER_ACCOUNT_BOARD = 5
@@ -46,6 +73,15 @@ WEIGHTS = {
 jobs to publish) gives way to a list of the client's jobs."""
 DRAIN_SECONDS = 180.0
 WRITER_POLL = "HBENCH_WRITER_POLL_INTERVAL"
+READS = ("list jobs", "v1 runs")
+READ_P99_GOAL_MS = 500.0
+THROUGHPUT_GOAL = 141.0
+"""Requests per second of the whole load: 3x the 47 measured before issue 20's work."""
+REPLICA_GOAL = 1.6
+"""Two replicas' requests per second, at least this many times one replica's."""
+POSTGRES_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432"
+UPLOAD_WORKERS = 2
+"""A service's upload workers (`HBENCH_UPLOAD_WORKERS`' default)."""
 
 
 @dataclass
@@ -163,18 +199,33 @@ class Client:
 
 
 async def run_load(
-    url: str, work: Workload, ledger: Ledger, *, clients: int, seconds: float, seed: int = 7
+    url: str | Sequence[str],
+    work: Workload,
+    ledger: Ledger,
+    *,
+    clients: int,
+    seconds: float,
+    seed: int = 7,
 ) -> Ledger:
     """`clients` clients looping over the workload for `seconds`, noting in `ledger` what
-    they were answered and how fast."""
+    they were answered and how fast; given several addresses (replicas), client n sends
+    to the n-th of them in turn."""
+    urls = [url] if isinstance(url, str) else list(url)
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as http:
+    https = [httpx.AsyncClient(base_url=u, limits=limits, timeout=120) for u in urls]
+    try:
         started = time.perf_counter()
         deadline = time.monotonic() + seconds
         await asyncio.gather(
-            *(Client(http, work, ledger, seed * 1000 + n).loop(deadline) for n in range(clients))
+            *(
+                Client(https[n % len(https)], work, ledger, seed * 1000 + n).loop(deadline)
+                for n in range(clients)
+            )
         )
         ledger.seconds = time.perf_counter() - started
+    finally:
+        for http in https:
+            await http.aclose()
     return ledger
 
 
@@ -268,10 +319,18 @@ def figures(ledger: Ledger) -> list[Figures]:
 
 
 def prepare(
-    folder: Path, service: Service, *, accounts: int, publishes: int, job: Path
+    folder: Path,
+    service: Service,
+    *,
+    accounts: int,
+    publishes: int,
+    job: Path,
+    also: Sequence[Service] = (),
 ) -> tuple[Workload, Ledger]:
     """Accounts and tokens, the archives, and a first publish (by an account of its own,
-    noted in the ledger returned) so the site has board pages to read."""
+    noted in the ledger returned) so the site has board pages to read; then, to the
+    service and to each of `also` (replicas), as many uploads at once as it has upload
+    workers, so no worker starts while the load is timed."""
     logins = ["load-first", *(f"load-{n}" for n in range(accounts))]
     first, *tokens = make_tokens(service.database_url, logins).values()
     bodies = deque(packed(variant(job, folder / "variants", n)) for n in range(publishes + 1))
@@ -282,9 +341,18 @@ def prepare(
         async with httpx.AsyncClient(base_url=service.url, timeout=120) as http:
             await Client(http, work, ledger, 0).publish(first, bodies.popleft())
 
+    async def warm_up(url: str) -> None:
+        async with httpx.AsyncClient(base_url=url, timeout=120) as http:
+            client = Client(http, work, ledger, 0)
+            await asyncio.gather(
+                *(client.upload(first, work.upload_body) for _ in range(UPLOAD_WORKERS))
+            )
+
     asyncio.run(publish_first())
+    for url in (service.url, *(s.url for s in also)):
+        asyncio.run(warm_up(url))
     if ledger.errors:
-        raise RuntimeError(f"the first publish failed: {ledger.errors[0]}")
+        raise RuntimeError(f"the first publish or a warm-up upload failed: {ledger.errors[0]}")
     ledger.latencies.clear()
     wait_for_writer(service)
     site = service.state / "site"
@@ -306,28 +374,44 @@ def site_pages(site: Path, timeout: float = 60.0) -> list[Path]:
     raise RuntimeError(f"the site in {site} has no page of the demo board")
 
 
-def report(ledger: Ledger, problems: list[str], clients: int, backend: str) -> int:
+def report(
+    ledger: Ledger, problems: list[str], clients: int, backend: str, benchmark: str = "load"
+) -> int:
     rows = figures(ledger)
     total = sum(f.count for f in rows)
+    rate = total / ledger.seconds
     print(f"\n{clients} clients for {ledger.seconds:.1f} s on loopback, {backend}: "
-          f"{total} requests, {total / ledger.seconds:.1f}/s, "
-          f"{len(ledger.errors)} errors\n")  # fmt: skip
+          f"{total} requests, {rate:.1f}/s, {len(ledger.errors)} errors\n")  # fmt: skip
     print(f"{'':<12}{'count':>8}{'per s':>9}{'p50 ms':>9}{'p99 ms':>9}")
     for f in rows:
         print(f"{f.op:<12}{f.count:>8}{f.per_second:>9.1f}{f.p50_ms:>9.0f}{f.p99_ms:>9.0f}")
+    reads = {f.op: f.p99_ms for f in rows if f.op in READS}
+    quick = all(p99 < READ_P99_GOAL_MS for p99 in reads.values())
+    shown = ", ".join(f"{op} {ms:.0f} ms" for op, ms in reads.items())
+    busy = verdict(rate >= THROUGHPUT_GOAL)
+    print(f"\nreads' p99 {shown} (goal: under {READ_P99_GOAL_MS:.0f} ms) -> {verdict(quick)}; "
+          f"{rate:.1f} requests/s (goal: at least {THROUGHPUT_GOAL:.0f}) -> {busy}")  # fmt: skip
     emit(
-        [Row("load", f"{clients} clients: all requests", total / ledger.seconds, "req/s")]
-        + [Row("load", f"{f.op}: throughput", f.per_second, "req/s") for f in rows]
+        [Row(benchmark, f"{clients} clients: all requests", rate, "req/s",
+             goal=f"≥{THROUGHPUT_GOAL:.0f} req/s")]
+        + [Row(benchmark, f"{f.op}: throughput", f.per_second, "req/s") for f in rows]
         + [
-            Row("load", f"{f.op}: latency p99", f.p99_ms, "ms", f"{f.op}: p50", f.p50_ms)
+            Row(benchmark, f"{f.op}: latency p99", f.p99_ms, "ms", f"{f.op}: p50", f.p50_ms,
+                f"<{READ_P99_GOAL_MS:.0f} ms" if f.op in READS else None)
             for f in rows
         ]
-    )
+    )  # fmt: skip
     for error in ledger.errors[:5]:
         print(f"error: {error}")
     for problem in problems[:5]:
         print(f"afterwards: {problem}")
-    return 1 if ledger.errors or problems else 0
+    if ledger.errors or problems:
+        return 1
+    return 0 if quick and rate >= THROUGHPUT_GOAL else 1
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "MISSED"
 
 
 def print_failures(log: Path, most: int = 3) -> None:
@@ -339,6 +423,129 @@ def print_failures(log: Path, most: int = 3) -> None:
         print("service log:", *lines[max(start, end - 6) : end + 1], sep="\n  ")
 
 
+@contextmanager
+def scratch_postgres(server: str) -> Iterator[str]:
+    """A new, empty PostgreSQL database on `server`; yields its URL, drops it afterwards."""
+    from sqlalchemy import create_engine, text  # noqa: PLC0415 - only replicas use it
+
+    name = f"hbench_load_{secrets.token_hex(6)}"
+    admin = create_engine(f"{server}/postgres", isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+        yield f"{server}/{name}"
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@contextmanager
+def running_deployment(
+    folder: Path, *, replicas: int, workers: int, postgres_server: str, s3_endpoint: str
+) -> Iterator[list[Service]]:
+    """A new database and bucket, the writer alone, and `replicas` replicas following the
+    data repository it pushes to (each replica's `data.git` is the writer's), each with
+    its own state folder, until the block ends."""
+    import boto3  # noqa: PLC0415 - only replicas use it
+
+    bucket = f"hbench-load-{secrets.token_hex(6)}"
+    boto3.client(
+        "s3", endpoint_url=s3_endpoint, aws_access_key_id=TEST_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=TEST_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        region_name=TEST_CREDENTIALS["AWS_DEFAULT_REGION"],
+    ).create_bucket(Bucket=bucket)  # fmt: skip
+    stores = {
+        **TEST_CREDENTIALS, "HBENCH_BLOB_STORE": "s3", "HBENCH_S3_ENDPOINT": s3_endpoint,
+        "HBENCH_S3_BUCKET": bucket, WRITER_POLL: "1",
+    }  # fmt: skip
+    with scratch_postgres(postgres_server) as url, ExitStack() as stack:
+        writer_state = folder / "writer"
+        log = (folder / "writer.log").open("wb")
+        stack.callback(log.close)
+        writer = subprocess.Popen(
+            [str(BIN / "hbench-app"), "data-repo", "write", "--state-dir", str(writer_state)],
+            env=service_env(url, stores), stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        stack.callback(writer.wait, 30)
+        stack.callback(writer.terminate)
+        remote = writer_state / "data.git"
+        deadline = time.monotonic() + 90
+        while not (remote / "HEAD").exists():
+            if writer.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the writer did not start:\n{(folder / 'writer.log').read_text()}"
+                )
+            time.sleep(0.2)
+        replica_env = {
+            **stores, "HBENCH_WRITER_ENABLED": "false", "HBENCH_SITE_FOLLOW": "true",
+            "HBENCH_WORKERS": str(workers),
+        }  # fmt: skip
+        services = []
+        for n in range(replicas):
+            state = folder / f"replica-{n + 1}"
+            state.mkdir(mode=0o700)
+            (state / "data.git").symlink_to(remote.resolve(), target_is_directory=True)
+            services.append(
+                stack.enter_context(running_service(state, database_url=url, env=replica_env))
+            )
+        yield services
+
+
+def load_once(
+    folder: Path, services: list[Service], job: Path, args: argparse.Namespace
+) -> tuple[Ledger, list[str]]:
+    """Prepare the accounts and jobs, run the load against the services, check afterwards."""
+    first = services[0]
+    print(f"making {args.accounts} accounts and {args.publishes} jobs …", flush=True)
+    work, ledger = prepare(
+        folder, first, accounts=args.accounts, publishes=args.publishes, job=job,
+        also=services[1:],
+    )  # fmt: skip
+    print(f"{args.clients} clients for {args.seconds:.0f} s against {len(services)} "
+          f"replica{'s' if len(services) > 1 else ''} …", flush=True)  # fmt: skip
+    urls = [service.url for service in services]
+    asyncio.run(run_load(urls, work, ledger, clients=args.clients, seconds=args.seconds))
+    problems = check_afterwards(first.url, first, ledger)
+    if ledger.errors:
+        for service in services:
+            print_failures(service.log)
+    return ledger, problems
+
+
+def replicas_main(folder: Path, job: Path, args: argparse.Namespace) -> int:
+    """One replica, then `args.replicas`, each a fresh deployment under the same load."""
+    outcomes = []
+    with moto_s3() as s3_endpoint:
+        for count in (1, args.replicas):
+            where = folder / f"deployment-{count}"
+            where.mkdir()
+            with running_deployment(
+                where, replicas=count, workers=args.workers,
+                postgres_server=args.postgres_server, s3_endpoint=s3_endpoint,
+            ) as services:  # fmt: skip
+                outcomes.append((count, *load_once(where, services, job, args)))
+    for count, ledger, problems in outcomes:
+        backend = f"PostgreSQL, S3, the writer alone, {count} replica{'s' if count > 1 else ''}"
+        backend += f" of {args.workers} worker{'s' if args.workers > 1 else ''}"
+        name = f"load, {count} replica{'s' if count > 1 else ''}"
+        report(ledger, problems, args.clients, backend, name)
+    (_, one, _), (_, many, _) = outcomes
+    rates = [
+        sum(len(v) for v in ledger.latencies.values()) / ledger.seconds for ledger in (one, many)
+    ]
+    share = rates[1] / rates[0]
+    met = share >= REPLICA_GOAL
+    print(f"\n{args.replicas} replicas answer {share:.2f}x the requests per second of one "
+          f"(goal: at least {REPLICA_GOAL}x) -> {verdict(met)}")  # fmt: skip
+    emit([Row("load replicas", f"{args.replicas} replicas: all requests", rates[1], "req/s",
+              "one replica", rates[0], f"≥{REPLICA_GOAL}x")])  # fmt: skip
+    # Errors, losses and the reads' latency hold for every deployment; the throughput goal
+    # of one service is not asked of the replicas' comparison.
+    failed = any(ledger.errors or problems for _, ledger, problems in outcomes)
+    return 1 if failed or not met else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=100)
@@ -347,24 +554,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--publishes", type=int, default=200, help="distinct jobs to publish")
     parser.add_argument("--database-url", help="a PostgreSQL URL (default: SQLite)")
     parser.add_argument("--workers", type=int, default=1, help="the service's processes")
+    parser.add_argument(
+        "--replicas", type=int, default=1,
+        help="above 1: compare this many replicas (PostgreSQL, S3, the writer alone) with one",
+    )  # fmt: skip
+    parser.add_argument("--postgres-server", default=POSTGRES_SERVER, help="for --replicas")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="bench-load-") as scratch:
         folder = Path(scratch)
         print("running the demo job with hbench run …", flush=True)
         job = run_demo_job(folder)
+        if args.replicas > 1:
+            return replicas_main(folder, job, args)
         env = {WRITER_POLL: "1", "HBENCH_WORKERS": str(args.workers)}
         with running_service(folder / "state", database_url=args.database_url, env=env) as service:
-            print(f"making {args.accounts} accounts and {args.publishes} jobs …", flush=True)
-            work, ledger = prepare(
-                folder, service, accounts=args.accounts, publishes=args.publishes, job=job
-            )
-            print(f"{args.clients} clients for {args.seconds:.0f} s …", flush=True)
-            asyncio.run(
-                run_load(service.url, work, ledger, clients=args.clients, seconds=args.seconds)
-            )
-            problems = check_afterwards(service.url, service, ledger)
-            if ledger.errors:
-                print_failures(service.log)
+            ledger, problems = load_once(folder, [service], job, args)
     backend = "PostgreSQL" if args.database_url else "SQLite"
     backend += f", {args.workers} worker{'s' if args.workers > 1 else ''}"
     return report(ledger, problems, args.clients, backend)

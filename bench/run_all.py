@@ -51,11 +51,13 @@ SCRIPTS = (
     Script("board_recompute", ("--runs", "2000", "--boards", "40", "--repeats", "3")),
     Script("site_build", ("--repeats", "3")),
     Script("load"),
+    Script("load", ("--replicas", "2", "--seconds", "30")),
     Script("docker_env"),
     Script("integrity", ("--quick", "--repeat", "3")),
     Script("blob_store", ("--mib", "32", "--repeat", "3", "--small", "100")),
     Script("client_start", ("--repeat", "10")),
     Script("registry_pull"),
+    Script("shards", ("--merges", "3")),
 )
 FIGURE_LINE = re.compile(r"^\s*([A-Za-z][^:]*?):\s+(-?[0-9]+(?:\.[0-9]+)?)\s+([A-Za-z/%]+)\b")
 
