@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from app.registry import default_registry, get_registry
 from app.settings import Settings
+from hbench.action import upload as action_upload
 from tests.hbench.cli.helpers import hbench
 from tests.hbench.cli.service import serving
 from tests.support.bigjob import pad_job
@@ -129,5 +130,35 @@ def test_a_300_mib_job_uploads_in_parts_through_the_client_across_a_dropped_conn
     finally:
         # Hundreds of MiB in a shared /dev/shm: gone with the test, not with pytest's
         # rotation of its temporary folders.
+        shutil.rmtree(job, ignore_errors=True)
+        shutil.rmtree(settings.blob_dir, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_the_actions_upload_step_sends_a_job_over_95_mib_in_parts(
+    app: FastAPI,
+    big_board: None,
+    *,
+    db: Session,
+    settings: Settings,
+    clock: FakeClock,
+    sealed: SealedJob,
+    tmp_path: Path,
+) -> None:
+    job = sealed.copy_to(tmp_path)
+    try:
+        pad_job(job, 96 * MIB)
+        issued = issue_run(db, sealed.spec)
+        with serving(app) as url:
+            body = action_upload.send(
+                job, f"{url}/api/bench/uploads", lambda: {"hpg-run-token": issued.token},
+                tmp_path / "scratch",
+            )  # fmt: skip
+
+        (row,) = job_rows(db)
+        assert body["id"] == str(row.id) and row.issued_run_id == issued.run_id
+        assert row.summary["upload"]["compressed_bytes"] > 96 * MIB
+        assert part_blobs(settings) == []
+    finally:
         shutil.rmtree(job, ignore_errors=True)
         shutil.rmtree(settings.blob_dir, ignore_errors=True)
