@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Annotated, Literal, Self
 
+import anyio
 from fastapi import APIRouter, Header, Request, Response, status
 from fastapi import Path as PathParam
 from pydantic import BaseModel, Field
@@ -342,7 +343,10 @@ async def complete(
             await run_in_threadpool(parts.drop_session, database, blobs, session_id)
         raise
     except BaseException:
-        await run_in_threadpool(parts.release_completion, database, session_id)
+        # Shielded: a cancelled request (the server stopping) must still open the session
+        # again, or it would stay busy until it expired.
+        with anyio.CancelScope(shield=True):
+            await run_in_threadpool(parts.release_completion, database, session_id)
         raise
     await run_in_threadpool(parts.mark_completed, database, blobs, session_id, stored.row.id)
     return stored

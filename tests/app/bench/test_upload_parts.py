@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.bench.caps import job_caps
-from app.bench.parts import sweep_sessions
+from app.bench.parts import claim_completion, release_completion, sweep_sessions
 from app.bench.uploader import Uploader
 from app.blobs.local import LocalBlobStore
 from app.checks.evidence import IssuedSpec
@@ -370,3 +370,25 @@ def test_the_part_digest_header_is_required(client: TestClient, padded_archive: 
     session = open_session(client, padded_archive).json()["id"]
     answer = client.put(f"{SESSIONS}/{session}/parts/1", content=cut(padded_archive)[0])
     refused(answer, 422, "request-invalid")
+
+
+def test_a_session_being_completed_takes_no_part_nor_another_completion(
+    client: TestClient, *, settings: Settings, padded_archive: bytes
+) -> None:
+    pieces = cut(padded_archive)
+    session = open_session(client, padded_archive).json()["id"]
+    for number, piece in enumerate(pieces, start=1):
+        put_part(client, session, number, piece)
+    database = Database(settings.effective_database_url)
+    try:
+        # Another request's completion, claimed and running.
+        assert claim_completion(database, uuid.UUID(session))
+        refused(client.post(f"{SESSIONS}/{session}/complete"), 409, "upload-session-busy")
+        refused(client.delete(f"{SESSIONS}/{session}"), 409, "upload-session-busy")
+        refused(put_part(client, session, 3, pieces[2]), 409, "upload-session-busy")
+        assert client.get(f"{SESSIONS}/{session}").json()["status"] == "completing"
+        # Its failure (not a refusal) opens the session again, parts and all.
+        release_completion(database, uuid.UUID(session))
+    finally:
+        database.dispose()
+    assert client.post(f"{SESSIONS}/{session}/complete").status_code == 201
