@@ -3,6 +3,10 @@ PYTHON_VERSION := $(shell cat .python-version)
 VENV := .venv
 PY := $(VENV)/bin/python
 export HARBOR_TELEMETRY := 0
+# Python writes its bytecode caches: where the environment says not to, every process the
+# tests start (each service, each CLI call, each test worker) compiled every module it
+# imported from source, and pytest rewrote every test module again, a third of the suite.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: help venv system-deps docker-up docker-down runner-image service-image demo test lint lint-actions typecheck check bench clean
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ValidationError
@@ -37,6 +38,19 @@ class Registry:
     def benchmarks_for_dataset(self, dataset: str) -> list[Benchmark]:
         """The benchmarks whose Harbor dataset is `dataset` (`name@version`)."""
         return [b for b in self.benchmarks.values() if b.harbor.dataset == dataset]
+
+    @cached_property
+    def model_slugs_by_name(self) -> dict[str, str]:
+        """Each name people write a model by, lower-cased (its slug, its name, its Harbor
+        names with and without their provider), to its slug; the first model naming it
+        wins. Worked out once per registry: the site looks up every known score."""
+        slugs: dict[str, str] = {}
+        for model in self.models.values():
+            harbor = [name.lower() for name in model.harbor_names]
+            for name in (model.slug, model.name.lower(), *harbor,
+                         *(n.rsplit("/", 1)[-1] for n in harbor)):  # fmt: skip
+                slugs.setdefault(name, model.slug)
+        return slugs
 
     def model_named(self, harbor_name: str | None) -> Model | None:
         """The model Harbor records as `harbor_name`; no model means the `none` model."""

@@ -143,13 +143,7 @@ def pushed_score(run: PushedRun, benchmark: Benchmark) -> float:
 
 def known_score_model(registry: Registry, known: KnownScore) -> str | None:
     """The registry model a known score names (its sources write the model as people do)."""
-    wanted = known.model.strip().lower()
-    for model in registry.models.values():
-        harbor = [name.lower() for name in model.harbor_names]
-        names = {model.slug, model.name.lower(), *harbor, *(n.rsplit("/", 1)[-1] for n in harbor)}
-        if wanted in names:
-            return model.slug
-    return None
+    return registry.model_slugs_by_name.get(known.model.strip().lower())
 
 
 def catalog_pages(site: SiteData, exported: Mapping[str, str]) -> Iterator[Page]:

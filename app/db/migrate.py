@@ -8,6 +8,7 @@ caller opened, so the migrations run on exactly the engine the service uses.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 from alembic import command
@@ -48,8 +49,9 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(connection).get_current_revision()
 
 
+@cache
 def head_revision() -> str:
-    """The newest revision in `app/migrations/versions/`."""
+    """The newest revision in `app/migrations/versions/` (read once per process)."""
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:
         raise RuntimeError(f"no migrations found in {MIGRATIONS_DIR}")
@@ -71,7 +73,10 @@ def migrated_database(settings: Settings) -> Database:
     prepare_state_dir(settings)
     database = Database(settings.effective_database_url)
     try:
-        upgrade(database.engine)
+        # At head already (every start but the first after an upgrade), Alembic, its
+        # environment and every migration script need not be loaded at all.
+        if current_revision(database.engine) != head_revision():
+            upgrade(database.engine)
     except BaseException:
         database.dispose()
         raise
