@@ -27,6 +27,7 @@ from app.github import webhooks as github_webhooks
 from app.github.tokens import InstallationTokens
 from app.http.bodies import BodyGuard
 from app.http.forwarded import ForwardedFor
+from app.http.server import tune_interpreter
 from app.observe.requests import RequestObserver
 from app.publish import routes as publish_routes
 from app.reports import routes as reports_routes
@@ -95,6 +96,7 @@ def is_https(url: str | None) -> bool:
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     settings = app_settings(app)
+    tune_interpreter()
     resources = open_resources(settings)
     app.state.resources = resources
     # The redaction engine takes a second or two to compile, once per process: compiled

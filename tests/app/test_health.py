@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 from fastapi.testclient import TestClient
 
 from app.db.session import Database
 from app.dependencies import get_database
+from app.http.server import SWITCH_INTERVAL_SECONDS
 from app.main import create_app
 from app.settings import Settings, get_settings
 from hbench import __version__
@@ -55,3 +58,13 @@ def test_the_settings_an_app_is_given_are_no_override(settings: Settings) -> Non
     assert app.dependency_overrides == {}
     with TestClient(app, **LOCAL) as client:
         assert client.get("/api/health").json()["mode"] == settings.mode
+
+
+def test_a_started_app_hands_the_interpreter_round_every_millisecond(settings: Settings) -> None:
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    try:
+        with TestClient(create_app(settings), **LOCAL):
+            assert sys.getswitchinterval() == SWITCH_INTERVAL_SECONDS
+    finally:
+        sys.setswitchinterval(before)
