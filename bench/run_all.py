@@ -46,6 +46,7 @@ SCRIPTS = (
     Script("upload_isolation", ("--mib", "6", "--uploads", "4")),
     Script("upload_client"),
     Script("upload_concurrent", ("--uploads", "100", "--concurrency", "50", "--serial", "10")),
+    Script("upload_parts", ("--repeat", "1")),
     Script("issue_throughput"),
     Script("publish_outbox", ("--publishes", "300")),
     Script("board_recompute", ("--runs", "2000", "--boards", "40", "--repeats", "3")),

@@ -27,11 +27,12 @@ from app.runs.schemas import (
     IssuedRunCreated,
     IssuedRunInfo,
     IssuedRunList,
+    IssuedRunResult,
     IssuedShard,
     IssueRequest,
     ShardsInfo,
 )
-from app.runs.spec import execution_of
+from app.runs.spec import execution_of, run_environment
 from app.runs.status import effective_status
 from hbench.errors import HbenchError
 from hbench.rules import Area
@@ -197,6 +198,77 @@ def resume_run(
         expires_at=run.expires_at,
         environment=[],
         execution=execution_of(run.spec),
+    )
+
+
+@router.post(
+    "/{run_id}/claim",
+    summary="Take a shard's run token, for the job that runs it",
+    description="For a shard of a sharded run (its `run_id` from the issuing answer's "
+    "`shards`), with an OIDC token of a job of the workflow run that issued the run (the "
+    "reusable workflow's matrix) or the owner's API token: answers the shard's spec and a "
+    "new run token, shown once; the token issued with the run stops working. A job of "
+    "another workflow run is refused (`run-shard-mixed`).",
+    response_model=IssuedRunCreated,
+    status_code=200,
+    responses=error_responses(
+        Area.OIDC, Area.ISSUED, "run-shard-mixed", "github-not-configured", "request-invalid"
+    ),
+)
+def claim_shard(
+    run_id: uuid.UUID,
+    *,
+    issuer: RunIssuerDep,
+    session: SessionDep,
+    clock: ClockDep,
+    response: Response,
+) -> IssuedRunCreated:
+    shard, token = service.claim_shard(session, issuer.account, run_id, issuer.claims, clock())
+    response.headers["cache-control"] = "no-store"
+    execution = execution_of(shard.spec)
+    agents = shard.spec.get("agents") or [{}]
+    model = agents[0].get("model_name") if isinstance(agents[0], dict) else None
+    where = None if ":" in execution.environment else execution.environment
+    variables = run_environment(model if isinstance(model, str) else None, where)
+    return IssuedRunCreated(
+        run_id=shard.id,
+        board=shard.board,
+        submission=shard.entry,
+        job_name=str(shard.spec["job_name"]),
+        spec=shard.spec,
+        spec_digest=shard.spec_digest,
+        prompt_template=None,  # not kept; the reusable workflow issues none
+        token=token,
+        issued_at=shard.issued_at,
+        expires_at=shard.expires_at,
+        environment=[EnvironmentVariable.model_validate(v) for v in variables],
+        execution=execution,
+    )
+
+
+@router.get(
+    "/{run_id}",
+    summary="One of your runs, with its job once it has one",
+    description="With the owner's API token or session, or an OIDC token of a workflow of the "
+    "repository that issued the run (the reusable workflow's report job): the run as lists "
+    "show it, and its job's id and score once uploaded (a sharded run's merged job, once "
+    "every shard is).",
+    response_model=IssuedRunResult,
+    response_model_exclude_none=True,
+    responses=error_responses(Area.AUTH, Area.OIDC, "run-not-found", "request-invalid"),
+)
+def get_run(
+    run_id: uuid.UUID, *, issuer: RunIssuerDep, session: SessionDep, clock: ClockDep
+) -> IssuedRunResult:
+    now = clock()
+    run = service.run_for_reader(session, issuer.account, run_id, issuer.claims)
+    job = service.job_of(session, run)
+    shown = info(run, now, service.shards_of(session, run))
+    score = job.summary.get("score") if job is not None else None
+    return IssuedRunResult(
+        **shown.model_dump(),
+        job_id=job.id if job is not None else None,
+        score=float(score) if isinstance(score, int | float) else None,
     )
 
 

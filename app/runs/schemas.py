@@ -263,5 +263,14 @@ class IssuedRunInfo(BaseModel):
     )
 
 
+class IssuedRunResult(IssuedRunInfo):
+    """A run and its job, once it has one: for a sharded run, the merged job."""
+
+    job_id: uuid.UUID | None = Field(
+        default=None, description="The run's job on Your bench (`/api/bench/jobs/{id}`)."
+    )
+    score: float | None = Field(default=None, description="The job's score.")
+
+
 class IssuedRunList(BaseModel):
     runs: list[IssuedRunInfo] = Field(description="Your issued runs, newest first.")

@@ -21,7 +21,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from app.auth.oidc import ActionsClaims, consume_jti
 from app.auth.tokens import hash_token, new_run_token
 from app.checks.summary import redacted
-from app.db.models import Account, IssuedRun, IssuedRunStatus
+from app.db.models import Account, IssuedRun, IssuedRunStatus, Job
 from app.runs import policy, shards, spec
 from app.runs.provenance import RESUMED_BY, provenance_of
 from app.runs.schemas import IssueRequest
@@ -345,3 +345,98 @@ def shards_of(session: Session, run: IssuedRun) -> list[IssuedRun]:
             select(IssuedRun).where(IssuedRun.parent_id == run.id).order_by(IssuedRun.shard_index)
         )
     )
+
+
+SHARD_CLAIMS = (
+    "repository_id",
+    "run_id",
+    "run_attempt",
+    "job_workflow_ref",
+    "job_workflow_sha",
+    "runner_environment",
+)
+"""What a matrix job claiming a shard must share with the job that issued its run: one
+workflow run, so the shard's upload is bound to it as the run's was issued."""
+
+
+def claim_shard(
+    session: Session,
+    account: Account,
+    shard_id: uuid.UUID,
+    claims: ActionsClaims | None,
+    now: datetime,
+) -> tuple[IssuedRun, str]:
+    """Give the job that runs a shard its own run token (the one issued with the run stops
+    working): a job of the workflow run that issued the run (by its OIDC token), or the
+    run's owner. The shard's upload is then bound as the run was issued."""
+    shard = session.get(IssuedRun, shard_id)
+    if shard is None or shard.account_id != account.id:
+        raise HbenchError("run-not-found", f"you have no issued run with id {shard_id}")
+    parent = session.get(IssuedRun, shard.parent_id) if shard.parent_id is not None else None
+    if parent is None:
+        raise HbenchError(
+            "run-shard-part",
+            f"the run {shard_id} is not a shard of a sharded run; only a shard's token is "
+            "claimed, by the job that runs it",
+        )
+    if claims is not None:
+        refuse_other_workflow_run(parent, claims)
+        consume_jti(session, claims, now)
+    token = new_run_token()
+    claimed = session.execute(
+        update(IssuedRun)
+        .where(
+            IssuedRun.id == shard_id,
+            IssuedRun.status == IssuedRunStatus.ISSUED,
+            IssuedRun.expires_at > now,
+        )
+        .values(token_hash=hash_token(token))
+        .returning(IssuedRun.id)
+    ).scalar_one_or_none()
+    if claimed is None:
+        session.rollback()
+        session.refresh(shard)
+        raise HbenchError("run-not-waiting", not_waiting_message(shard, now, "claimed"))
+    session.commit()
+    session.refresh(shard)
+    return shard, token
+
+
+def refuse_other_workflow_run(parent: IssuedRun, claims: ActionsClaims) -> None:
+    """`run-shard-mixed` unless the claiming job is of the workflow run that issued `parent`."""
+    issuing = (parent.provenance or {}).get("oidc")
+    claiming = claims.provenance()
+    if not isinstance(issuing, dict):
+        differing: list[str] = ["issuer"]
+        shown = "the run was not issued by a GitHub Actions workflow"
+    else:
+        differing = [name for name in SHARD_CLAIMS if issuing.get(name) != claiming.get(name)]
+        shown = "; ".join(
+            f"{name} {claiming.get(name)!r}, issued with {issuing.get(name)!r}"
+            for name in differing
+        )
+    if differing:
+        raise HbenchError(
+            "run-shard-mixed",
+            f"the shard's run {parent.id} was issued by another workflow run than this job's "
+            f"({shown}): a sharded run's shards run as jobs of the workflow run that issued "
+            "it (the reusable workflow's matrix)",
+            path="authorization",
+        )
+
+
+def run_for_reader(
+    session: Session, account: Account, run_id: uuid.UUID, claims: ActionsClaims | None
+) -> IssuedRun:
+    """One of the account's runs, for its owner or a job of the repository that issued it."""
+    run = session.get(IssuedRun, run_id)
+    issuing = ((run.provenance or {}).get("oidc") if run is not None else None) or {}
+    foreign = claims is not None and issuing.get("repository_id") != claims.repository_id
+    if run is None or run.account_id != account.id or foreign:
+        raise HbenchError("run-not-found", f"you have no issued run with id {run_id}")
+    return run
+
+
+def job_of(session: Session, run: IssuedRun) -> Job | None:
+    """The run's job: the one uploaded with its token, or a sharded run's merged job."""
+    return session.scalars(select(Job).where(Job.issued_run_id == run.id)).first()

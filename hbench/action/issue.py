@@ -59,6 +59,7 @@ def request_body(inputs: Inputs) -> dict[str, Any]:
         kwargs=agent_kwargs(inputs.get("agent-kwargs")),
         environment=inputs.get("environment"),
         concurrent_trials=inputs.integer("concurrent-trials"),
+        shards=inputs.integer("shards"),
     )
 
 
@@ -97,10 +98,18 @@ def issue(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
     if inputs.get("resume-dir") is not None:
         resume(actions, inputs, environ)
         return
+    if inputs.get("shard") is not None:
+        claim(actions, inputs, environ)
+        return
     body = request_body(inputs)
     workspace, temp = actions.workspace(), actions.temp_dir()
     token = service_token(actions, inputs, environ)
     answer = Service(service_url, token).call("POST", RUNS_PATH, body)
+    for shard in answer.get("shards") or []:
+        actions.mask(shard["token"])  # each shard's job claims a token of its own
+    if answer.get("shards"):
+        sharded(actions, answer, workspace / RUNS_FOLDER / answer["job_name"])
+        return
     actions.mask(answer["token"])  # before any line that follows can print it
     job_name = answer["job_name"]
     run_dir = workspace / RUNS_FOLDER / job_name
@@ -120,6 +129,56 @@ def issue(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
         f"its spec is in {run_dir / SPEC_FILE}, its token works until {answer['expires_at']}; "
         f"its trials run in {execution.get('environment')}, "
         f"{execution.get('n_concurrent_trials')} at once"
+    )
+    set_outputs(actions, answer, run_dir, token_file)
+
+
+def sharded(actions: Actions, answer: dict[str, Any], run_dir: Path) -> None:
+    """A sharded run's folder (its whole spec and details, no token) and the `shards`
+    output: each shard's place, id, job name and tasks, for the matrix of jobs that run
+    them. The shards' tokens stay out of it: each job claims its shard's own."""
+    shards = [
+        {key: shard[key] for key in ("index", "run_id", "job_name", "tasks")}
+        for shard in answer["shards"]
+    ]
+    check_folder_free(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_new(run_dir / SPEC_FILE, json.dumps(answer["spec"], indent=2) + "\n")
+    hidden = {"token", "spec", "shards"}
+    details = {key: value for key, value in answer.items() if key not in hidden}
+    write_new(run_dir / RUN_FILE, json.dumps({**details, "shards": shards}, indent=2) + "\n")
+    actions.log(
+        f"issued run {answer['run_id']} on {answer['board']} as entry {answer['submission']}, "
+        f"in {len(shards)} shards: "
+        + "; ".join(f"{s['index']}: {', '.join(s['tasks'])}" for s in shards)
+    )
+    for name, value in {
+        "submission": answer["submission"],
+        "board": answer["board"],
+        "job-name": answer["job_name"],
+        "run-id": str(answer["run_id"]),
+        "run-dir": str(run_dir),
+        "shards": json.dumps(shards, separators=(",", ":")),
+    }.items():
+        actions.set_output(name, value)
+
+
+def claim(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
+    """Take the shard's own run token (`POST /api/local-runs/{shard}/claim`) and write its
+    folder as an issued run's, for the run and upload steps that follow."""
+    shard_id = inputs.required("shard")
+    token = service_token(actions, inputs, environ)
+    answer = Service(inputs.required("service-url"), token).call(
+        "POST", f"{RUNS_PATH}/{shard_id}/claim", {}
+    )
+    actions.mask(answer["token"])  # before any line that follows can print it
+    job_name = answer["job_name"]
+    run_dir = actions.workspace() / RUNS_FOLDER / job_name
+    token_file = actions.temp_dir() / HANDOFF_FOLDER / f"{job_name}.run-token"
+    write_run(run_dir, token_file, answer)
+    actions.log(
+        f"claimed shard {shard_id} ({job_name}) of a run on {answer['board']} as entry "
+        f"{answer['submission']}; its token works until {answer['expires_at']}"
     )
     set_outputs(actions, answer, run_dir, token_file)
 

@@ -188,6 +188,8 @@ class CallerGitHub:
     service: Service
     tokens: TokenEndpoint
     claims: dict[str, Any]
+    settings: Settings | None = None
+    """The service's settings (its state directory, its blob store)."""
 
     def workflow_run(self, run_id: int, *, attempt: int = 1, **claims: Any) -> None:
         """Mint from now on as the job of another workflow run (and other claims)."""
@@ -206,7 +208,14 @@ class CallerGitHub:
 
 @pytest.fixture(scope="module")
 def caller(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CallerGitHub]:
-    folder = tmp_path_factory.mktemp("caller")
+    with caller_github(tmp_path_factory.mktemp("caller")) as github:
+        yield github
+
+
+@contextmanager
+def caller_github(folder: Path) -> Iterator[CallerGitHub]:
+    """The caller's GitHub and the service that trusts the release, in `folder` (the
+    `caller` fixture's; bench/shards.py runs the reusable workflow against it too)."""
     workspace = folder / "work" / "octo-repo"
     workspace.mkdir(parents=True)
     keys = [rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(2)]
@@ -250,7 +259,7 @@ def caller(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CallerGitHub]:
                     _, api_token = create_api_token(db, ensure_account(db, "alice"), "action test")
                 service = Service(url, api_token, database)
                 with token_endpoint(lambda audience: fake.oidc.mint(audience, **claims)) as tokens:
-                    yield CallerGitHub(fake, workspace, folder, service, tokens, claims)
+                    yield CallerGitHub(fake, workspace, folder, service, tokens, claims, settings)
         finally:
             database.dispose()
 

@@ -62,8 +62,10 @@ def test_every_sandbox_variable_is_documented_by_sandbox() -> None:
     assert documented_variables("Sandbox keys") == SANDBOX_VARIABLES
 
 
-WORKFLOW_ONLY = {"runs-on", "timeout-minutes", "resume"}
-SET_BY_THE_WORKFLOW = {"api-token", "image", "resume-dir"}
+WORKFLOW_ONLY = {
+    "runs-on", "timeout-minutes", "resume", "shards", "shard-runs-on", "shard-timeout-minutes"
+}  # fmt: skip
+SET_BY_THE_WORKFLOW = {"api-token", "image", "resume-dir", "shard"}
 """The Action's inputs the workflow's caller can't give: a secret, and what the workflow
 decides itself (its own commit's image, the downloaded artifact's folder)."""
 
@@ -76,13 +78,40 @@ def test_the_reusable_workflow_mirrors_the_action_and_takes_no_code_from_its_cal
     assert set(call["secrets"]) == {"api-token", "extra-env", *PASSED_BY_NAME}
     assert set(call["outputs"]) == set(action["outputs"])
     assert workflow["permissions"] == {}
-    (job,) = workflow["jobs"].values()
+    job = workflow["jobs"]["run"]  # the run in one job; a sharded run's: test_sharded_jobs_…
     assert job["permissions"] == {"id-token": "write", "contents": "read", "actions": "read"}
     step = next(s for s in job["steps"] if s.get("id") == "hbench")
     assert step["uses"] == "./.hbench-action"
-    assert set(step["with"]) == set(action["inputs"]) - {"image"}
+    assert set(step["with"]) == set(action["inputs"]) - {"image", "shard"}
     assert set(step["env"]) == {"HBENCH_EXTRA_ENV", *PASSED_BY_NAME}
     assert set(job["outputs"]) == set(action["outputs"])
+
+
+def test_sharded_jobs_issue_run_a_matrix_of_shards_and_report_the_merged_run() -> None:
+    action, workflow = load(ROOT / "action.yml"), load(WORKFLOW)
+    jobs = workflow["jobs"]
+    assert jobs["run"]["if"] == "inputs.shards <= 1"
+    for name in ("issue", "shard", "report"):
+        assert jobs[name]["if"].count("inputs.shards > 1") == 1, name
+    shard = jobs["shard"]
+    assert shard["needs"] == "issue"
+    assert shard["strategy"]["matrix"] == {"shard": "${{ fromJSON(needs.issue.outputs.shards) }}"}
+    assert shard["strategy"]["fail-fast"] is False
+    assert "inputs.shard-runs-on" in shard["runs-on"]
+    assert "inputs.shard-timeout-minutes" in shard["timeout-minutes"]
+    step = next(s for s in shard["steps"] if s.get("id") == "hbench")
+    assert step["uses"] == "./.hbench-action"
+    assert set(step["with"]) == set(action["inputs"]) - {"image"}
+    assert step["with"]["shard"] == "${{ matrix.shard.run_id }}"
+    assert step["env"] == next(s for s in jobs["run"]["steps"] if s.get("id") == "hbench")["env"]
+    assert jobs["report"]["needs"] == ["issue", "shard"]
+    assert jobs["report"]["if"].startswith("always() && ")
+    for name in ("issue", "shard", "report"):
+        # Each job finds and checks out this workflow's own code first, as the run job does.
+        assert jobs[name]["steps"][:2] == jobs["run"]["steps"][:2]
+        assert jobs[name]["permissions"] == {"id-token": "write", "contents": "read"}
+    outputs = workflow[True]["workflow_call"]["outputs"]
+    assert outputs["score"]["value"] == "${{ jobs.run.outputs.score || jobs.report.outputs.score }}"
 
 
 def test_the_root_action_and_the_run_step_name_one_runner_image() -> None:

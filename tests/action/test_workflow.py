@@ -28,7 +28,7 @@ STDLIB = {"__future__", "base64", "json", "os", "re", "sys", "urllib", "pathlib"
 
 
 def job() -> dict[str, Any]:
-    (run,) = yaml.safe_load(WORKFLOW_FILE.read_text())["jobs"].values()
+    run = yaml.safe_load(WORKFLOW_FILE.read_text())["jobs"]["run"]
     assert isinstance(run, dict)
     return run
 

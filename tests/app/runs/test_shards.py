@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from pydantic import JsonValue
 from sqlalchemy.orm import Session
 
+from app.auth.tokens import hash_token
 from app.db.models import IssuedRunStatus
 from app.registry import default_registry
 from app.runs.shards import plan_problems, shard_spec, split
@@ -186,3 +187,31 @@ def test_a_sharded_run_expiring_with_a_shard_missing_says_so(
     assert run["run_id"] == body["run_id"]
     assert (run["status"], run["problem"]) == ("expired", "run-shards-missing")
     assert run["shards"]["missing"] == [1, 2]
+
+
+def test_a_shard_is_claimed_with_a_new_token_and_the_run_read_back(
+    client: TestClient, db: Session, clock: FakeClock
+) -> None:
+    body = issue(client, {**DEMO, "shards": 2}).json()
+    shard = body["shards"][1]
+
+    claimed = client.post(f"/api/local-runs/{shard['run_id']}/claim")
+
+    assert claimed.status_code == 200, claimed.text
+    answer = claimed.json()
+    assert (answer["run_id"], answer["job_name"]) == (shard["run_id"], shard["job_name"])
+    assert answer["spec"] == shard["spec"] and answer["spec_digest"] == shard["spec_digest"]
+    assert answer["token"] != shard["token"]  # the issued one stops working
+    (row,) = [run for run in stored_runs(db) if str(run.id) == shard["run_id"]]
+    assert row.token_hash == hash_token(answer["token"])
+    assert claimed.headers["cache-control"] == "no-store"
+
+    whole = client.post(f"/api/local-runs/{body['run_id']}/claim")
+    assert (whole.status_code, whole.json()["code"]) == (409, "run-shard-part")
+
+    read = client.get(f"/api/local-runs/{body['run_id']}")
+    assert read.status_code == 200, read.text
+    assert read.json()["shards"] == {"count": 2, "uploaded": 0, "missing": [1, 2]}
+    assert "job_id" not in read.json()  # none until every shard is uploaded
+    missing = client.get(f"/api/local-runs/{uuid.uuid4()}")
+    assert (missing.status_code, missing.json()["code"]) == (404, "run-not-found")
