@@ -207,6 +207,12 @@ class HarborAccess(Record):
         max_length=300,
         description="What the digests were computed from: the dataset checkout and its revision.",
     )
+    task_seconds: dict[str, Annotated[float, Field(gt=0)]] | None = Field(
+        default=None,
+        description="Each task's expected run time in seconds, by task name, where known: a "
+        "sharded run's split deals the longest first to the least-loaded shard; tasks not "
+        "listed count alike. Never part of what a board compares.",
+    )
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

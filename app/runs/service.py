@@ -168,8 +168,9 @@ def shard_plan(target: policy.Target, count: int) -> list[list[str]] | None:
             "`shards` out",
             path="body.shards",
         )
-    parts = shards.split(tasks, count)
-    problems = shards.plan_problems(tasks, parts)
+    seconds = target.benchmark.harbor.task_seconds
+    parts = shards.split(tasks, count, seconds)
+    problems = shards.plan_problems(tasks, parts, seconds)
     if problems:
         raise HbenchError.from_problems(problems)
     return parts

@@ -6,15 +6,17 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 from pydantic import JsonValue
 from sqlalchemy.orm import Session
 
 from app.auth.tokens import hash_token
 from app.db.models import IssuedRunStatus
-from app.registry import default_registry
+from app.registry import default_registry, get_registry
 from app.runs.shards import plan_problems, shard_spec, split
 from hbench.digest import spec_digest
 from hbench.errors import Problem
@@ -215,3 +217,24 @@ def test_a_shard_is_claimed_with_a_new_token_and_the_run_read_back(
     assert "job_id" not in read.json()  # none until every shard is uploaded
     missing = client.get(f"/api/local-runs/{uuid.uuid4()}")
     assert (missing.status_code, missing.json()["code"]) == (404, "run-not-found")
+
+
+def test_the_registrys_expected_times_balance_the_split(
+    app: FastAPI, client: TestClient, clock: FakeClock
+) -> None:
+    registry = default_registry()
+    seconds = {"count-lines": 60.0, "hello-file": 10.0, "prime-factor": 50.0,
+               "reverse-words": 30.0, "sum-numbers": 30.0}  # fmt: skip
+    benchmark = registry.benchmarks["hbench-demo"]
+    timed = benchmark.model_copy(
+        update={"harbor": benchmark.harbor.model_copy(update={"task_seconds": seconds})}
+    )
+    app.dependency_overrides[get_registry] = lambda: replace(
+        registry, benchmarks={**registry.benchmarks, "hbench-demo": timed}
+    )
+
+    answer = issue(client, {**DEMO, "shards": 2})
+
+    assert answer.status_code == 201, answer.text
+    assert [s["tasks"] for s in answer.json()["shards"]] == split(TASKS, 2, seconds)
+    assert split(TASKS, 2, seconds) != split(TASKS, 2)
