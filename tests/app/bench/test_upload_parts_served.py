@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from app.registry import default_registry, get_registry
 from app.settings import Settings
 from hbench.action import upload as action_upload
+from hbench.upload_parts import send_in_parts
 from tests.hbench.cli.helpers import hbench
 from tests.hbench.cli.service import serving
 from tests.support.bigjob import pad_job
@@ -162,3 +163,31 @@ def test_the_actions_upload_step_sends_a_job_over_95_mib_in_parts(
     finally:
         shutil.rmtree(job, ignore_errors=True)
         shutil.rmtree(settings.blob_dir, ignore_errors=True)
+
+
+def test_the_client_resumes_after_a_dropped_connection(
+    app: FastAPI,
+    *,
+    db: Session,
+    settings: Settings,
+    make_token: TokenFactory,
+    sealed: SealedJob,
+    tmp_path: Path,
+) -> None:
+    job = sealed.copy_to(tmp_path)
+    pad_job(job, 5 * MIB // 2)
+    archive = tmp_path / "job.tgz"
+    archive.write_bytes(packed(job))
+    sent: list[int] = []
+    with serving(app) as url, dropping_proxy(url, drop_after=MIB + MIB // 2) as (proxy, cut):
+        answer = send_in_parts(
+            f"{proxy}/api/bench/uploads", archive, bearer(make_token("alice")),
+            part_bytes=MIB, progress=sent.append, pause=0.05,
+        )  # fmt: skip
+
+    assert answer.status_code == 201, answer.body
+    assert cut.dropped == 1
+    # Part 2 was cut off and sent again: each part counted once, when it was taken.
+    assert sent == [MIB, MIB, archive.stat().st_size - 2 * MIB]
+    assert [str(row.id) for row in job_rows(db)] == [answer.body["id"]]
+    assert part_blobs(settings) == []
