@@ -193,6 +193,9 @@ async def put_part(
             return row, parts.place_part(row, number)
 
     row, place = await run_in_threadpool(placed)
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) != place.expected_bytes:
+        raise parts.size_refusal(number, place.expected_bytes, int(length))
     async with upload_folder(settings) as scratch:
         path = scratch / "part"
         digest = await receive_part(request, path, number, place.expected_bytes)
@@ -200,7 +203,7 @@ async def put_part(
             raise parts.digest_refusal(number, part_sha256, digest)
         if place.received_digest is not None:
             if place.received_digest != digest:
-                raise parts.digest_refusal(number, place.received_digest, digest)
+                raise parts.resent_refusal(number, place.received_digest, digest)
         else:
             await run_in_threadpool(
                 keep_part, database, blobs, row, number, digest=digest, path=path

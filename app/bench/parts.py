@@ -244,6 +244,16 @@ def digest_refusal(number: int, sent: str, actual: str) -> HbenchError:
     )
 
 
+def resent_refusal(number: int, received: str, sent: str) -> HbenchError:
+    return HbenchError(
+        "upload-part-digest-mismatch",
+        f"part {number} was received already with sha256 {received}, and these bytes have "
+        f"{sent}: the archive changed since the upload began; abort it and upload the "
+        "archive as it is now",
+        path=f"parts/{number}",
+    )
+
+
 def size_refusal(number: int, expected: int, got: int | None) -> HbenchError:
     what = "runs past it" if got is None else f"is {got:,} bytes"
     return HbenchError(

@@ -164,6 +164,13 @@ def test_a_part_past_the_declared_size_is_refused(
 
     longer = pieces[2] + b"more"
     refused(put_part(client, session, 3, longer), 422, "upload-part-size-mismatch")
+    # Sent without a length, it is cut off at the first byte past the declared total.
+    headers = {"hbench-part-sha256": sha(longer), "content-type": "application/octet-stream"}
+    chunked = client.put(
+        f"{SESSIONS}/{session}/parts/3", content=iter([pieces[2], b"more"]), headers=headers
+    )
+    refused(chunked, 422, "upload-part-size-mismatch")
+    assert "runs past it" in chunked.json()["detail"]
     refused(put_part(client, session, 2, pieces[1][:-1]), 422, "upload-part-size-mismatch")
 
     assert client.get(f"{SESSIONS}/{session}").json()["next_part"] == 3
