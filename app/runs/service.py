@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import JsonValue
-from sqlalchemy import select, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
@@ -78,11 +78,6 @@ def issue_run(
     if runner:
         raise HbenchError.from_problems(runner)
     parts = shard_plan(target, request.shards)
-    lock_account(session, account)
-    problems = policy.limit_problems(target.board, board_usage(session, account, target, now), now)
-    if problems:
-        session.rollback()
-        raise HbenchError.from_problems(problems)
     entry = spec.entry_for(account.login, request.declarative)
     name = spec.job_name(target.board.slug, entry, secrets.token_hex(JOB_SUFFIX_BYTES))
     source = spec.dataset_source(target, request.registry)
@@ -92,12 +87,6 @@ def issue_run(
         n_concurrent_trials=request.n_concurrent_trials,
     )  # fmt: skip
     job_spec = spec.build_spec(plan)
-    if claims is not None:
-        try:
-            consume_jti(session, claims, now)
-        except HbenchError:
-            session.rollback()
-            raise
     token = new_run_token()
     provenance = provenance_of(request, claims, trusted=trusted)
     run = new_run(
@@ -105,7 +94,6 @@ def issue_run(
     )
     # A sharded run's own token is never shown: only its shards upload.
     run.shard_count = len(parts) if parts is not None else None
-    session.add(run)
     issued_shards = []
     for index, tasks in enumerate(parts or []):
         shard_spec = shards.shard_spec(job_spec, tasks, index, len(parts or []))
@@ -115,8 +103,22 @@ def issue_run(
             provenance=provenance, now=now, lifetime=lifetime,
         )  # fmt: skip
         row.parent_id, row.shard_index, row.shard_count = run.id, index, run.shard_count
-        session.add(row)
         issued_shards.append(IssuedShardRun(row, tasks, shard_spec, shard_token))
+    # Everything above is pure: the account's lock (SQLite's one writer) is taken only now,
+    # and held just for the counts and the writes.
+    lock_account(session, account)
+    problems = policy.limit_problems(target.board, board_usage(session, account, target, now), now)
+    if problems:
+        session.rollback()
+        raise HbenchError.from_problems(problems)
+    if claims is not None:
+        try:
+            consume_jti(session, claims, now)
+        except HbenchError:
+            session.rollback()
+            raise
+    session.add(run)
+    session.add_all(shard.run for shard in issued_shards)
     session.commit()
     # The one answer that carries the spec gives it as issued; the row keeps its copy.
     set_committed_value(run, "spec", job_spec)
@@ -198,15 +200,22 @@ def board_usage(
         IssuedRun.board == target.board.slug,
         IssuedRun.parent_id.is_(None),
     )
-    issued = session.scalars(
-        select(IssuedRun.issued_at).where(*mine, IssuedRun.issued_at > now - policy.DAY)
-    ).all()
-    waiting = session.scalars(
-        select(IssuedRun.expires_at).where(
-            *mine, IssuedRun.status == IssuedRunStatus.ISSUED, IssuedRun.expires_at > now
+    since = now - policy.DAY
+    waits = (IssuedRun.status == IssuedRunStatus.ISSUED, IssuedRun.expires_at > now)
+    # One query for both counts: it runs while the account's lock is held.
+    rows = session.execute(
+        select(IssuedRun.issued_at, IssuedRun.expires_at, IssuedRun.status).where(
+            *mine, or_(IssuedRun.issued_at > since, and_(*waits))
         )
     ).all()
-    return policy.Usage(issued_last_day=list(issued), waiting_until=list(waiting))
+    return policy.Usage(
+        issued_last_day=[row.issued_at for row in rows if row.issued_at > since],
+        waiting_until=[
+            row.expires_at
+            for row in rows
+            if row.status == IssuedRunStatus.ISSUED and row.expires_at > now
+        ],
+    )
 
 
 def list_runs(session: Session, account: Account, limit: int) -> list[IssuedRun]:

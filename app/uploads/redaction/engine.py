@@ -332,7 +332,17 @@ class Engine:
         return spans
 
 
-@cache
+_compiling = threading.Lock()
+
+
 def default_engine() -> Engine:
-    """The engine over the service's rule set, compiled once per process."""
+    """The engine over the service's rule set, compiled once per process: callers that
+    come while it compiles wait for it (a cache alone would let twenty concurrent first
+    requests compile twenty engines, a second of CPU each)."""
+    with _compiling:
+        return _default_engine()
+
+
+@cache
+def _default_engine() -> Engine:
     return Engine(default_ruleset())

@@ -7,10 +7,12 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from app.uploads.redaction import engine as engine_module
 from app.uploads.redaction.engine import Engine, default_engine
 from app.uploads.redaction.rules import (
     GITLEAKS_FILE,
@@ -117,3 +119,12 @@ def test_the_update_script_fails_on_a_rule_it_cannot_compile(
 
     assert update.main([str(repo), "--into", str(into)]) == 1
     assert "rule new-rule: RE2 can't compile" in capsys.readouterr().err
+
+
+def test_callers_that_come_while_the_engine_compiles_share_it() -> None:
+    # Twenty first requests at once compiled twenty engines, a second of CPU each.
+    engine_module._default_engine.cache_clear()
+    with ThreadPoolExecutor(4) as pool:
+        engines = list(pool.map(lambda _: default_engine(), range(4)))
+    assert all(e is engines[0] for e in engines)
+    assert default_engine() is engines[0]
