@@ -91,6 +91,7 @@ LIMITS: Final[Mapping[tuple[str, str], Rule]] = {
     ("POST", "/api/local-runs"): BodyLimit(ISSUE),
     ("POST", "/api/local-runs/{run_id}/abandon"): BodyLimit(SMALL),
     ("POST", "/api/local-runs/{run_id}/resume"): BodyLimit(SMALL),
+    ("POST", "/api/local-runs/{run_id}/claim"): BodyLimit(SMALL),
     ("POST", "/api/bench/uploads"): upload_limit,
     ("POST", "/api/bench/upload-sessions"): BodyLimit(SMALL),
     ("PUT", "/api/bench/upload-sessions/{session_id}/parts/{number}"): upload_limit,

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Response, status
 
 from app.auth.dependencies import CurrentAccount
 from app.auth.trusted import RunIssuerDep
+from app.checks.summary import JobSummary
 from app.clock import ClockDep
 from app.db.models import IssuedRun, IssuedRunStatus
 from app.dependencies import SessionDep, SettingsDep
@@ -264,11 +265,10 @@ def get_run(
     run = service.run_for_reader(session, issuer.account, run_id, issuer.claims)
     job = service.job_of(session, run)
     shown = info(run, now, service.shards_of(session, run))
-    score = job.summary.get("score") if job is not None else None
     return IssuedRunResult(
         **shown.model_dump(),
         job_id=job.id if job is not None else None,
-        score=float(score) if isinstance(score, int | float) else None,
+        score=JobSummary.of(job).score if job is not None else None,
     )
 
 

@@ -16,7 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from sitebuild.build import BuildReport, build_site
+from sitebuild.build import STATE_FILE, BuildReport, build_site
 from sitebuild.config import SiteConfig
 
 SITE_PATH = "/site"
@@ -24,8 +24,9 @@ SITE_PATH = "/site"
 
 
 class SiteFiles(StaticFiles):
-    """Static files that answer 404, not an error, while the folder is not built yet, and
-    send each file as it was when it was opened.
+    """Static files that answer 404, not an error, until the folder's first build has
+    finished (its build state, written last, is there: a first build's pages appear
+    together), and send each file as it was when it was opened.
 
     The service rebuilds the folder while serving it, replacing a page by renaming its
     successor over it. A plain file response takes the length from one look at the name
@@ -35,7 +36,7 @@ class SiteFiles(StaticFiles):
     """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.directory is None or not Path(self.directory).is_dir():
+        if self.directory is None or not (Path(self.directory) / STATE_FILE).is_file():
             await PlainTextResponse("the site is not built yet", status_code=404)(
                 scope, receive, send
             )

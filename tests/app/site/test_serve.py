@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from app.site.serve import SiteFiles, mount_site, rebuild
+from sitebuild.build import STATE_FILE
 
 
 def test_the_mounted_site_serves_pages_and_their_json(data_repo: Path, tmp_path: Path) -> None:
@@ -45,6 +46,7 @@ class _RebuiltWhileServing(SiteFiles):
 
 def test_a_page_replaced_while_it_is_served_is_sent_whole(tmp_path: Path) -> None:
     (tmp_path / "page.html").write_text("<p>old</p>")
+    (tmp_path / STATE_FILE).write_text("{}")  # a finished build's folder
     service = FastAPI()
     service.mount("/site", _RebuiltWhileServing(directory=tmp_path, html=True))
     response = TestClient(service).get("/site/page.html")
