@@ -15,9 +15,9 @@ from playwright.sync_api import Page
 from app.main import create_app
 from app.security import POLICY
 from app.settings import Settings
-from tests.app.site.conftest import built_site, data_repo
 from tests.browser import chromium
 from tests.hbench.cli.service import serving
+from tests.sitebuild.conftest import built_site, data_repo
 
 __all__ = ["built_site", "data_repo"]
 

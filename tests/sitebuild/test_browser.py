@@ -30,7 +30,7 @@ from .datarepo import entry
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots"
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "screenshots"
 DEMO = "boards/hbench-demo"
 PAGE_TYPES = {
     "home": "index.html",

@@ -12,10 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from typer.testing import CliRunner
 
-from app.cli import app as cli
-from app.site.serve import rebuild
 from hbench.errors import HbenchError
 from registry.datarepo import layout
 from registry.datarepo.state import Change, RepoState, publish_run, withdraw_run
@@ -453,8 +450,10 @@ def test_run_records_are_linked_and_never_written_through(data_repo: Path, tmp_p
     copied = out / f"boards/{DEMO}/runs/demo-1.json"
     assert copied.stat().st_ino == record.stat().st_ino  # one file, no second inode
     before = record.read_bytes()
-    # A build without links replaces the linked file with a new one: the record stays.
-    assert rebuild(repo, out, SiteConfig(service_url="https://elsewhere.example")).full
+    # A build without links (the service's) replaces the linked file with a new one: the
+    # record stays.
+    config = SiteConfig(service_url="https://elsewhere.example")
+    assert build_site(repo, out, config, link=False).full
     assert copied.stat().st_ino != record.stat().st_ino
     assert record.read_bytes() == before == copied.read_bytes()
 
@@ -545,17 +544,3 @@ def test_a_file_gone_since_it_was_listed_is_named(data_repo: Path, tmp_path: Pat
         files.raw(gone)
     assert refused.value.code == "site-data-invalid"
     assert refused.value.problems[0].path == gone
-
-
-def test_the_cli_builds_the_site(data_repo: Path, tmp_path: Path) -> None:
-    out = tmp_path / "site"
-    args = ["site", "build", "--data-repo", str(data_repo), "--out", str(out)]
-    result = CliRunner().invoke(cli, [*args, "--service-url", SERVICE])
-    assert result.exit_code == 0, result.output
-    assert "full build" in result.output and (out / "index.html").is_file()
-    again = CliRunner().invoke(cli, [*args, "--service-url", SERVICE])
-    assert "(rebuild): 0 parts rendered" in again.output
-    refused = CliRunner().invoke(
-        cli, ["site", "build", "--data-repo", str(tmp_path), "--out", str(out)]
-    )
-    assert refused.exit_code == 1 and "(site-data-invalid)" in refused.output
