@@ -26,6 +26,7 @@ import select
 import signal
 import threading
 import time
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -88,6 +89,54 @@ def shared_url(url: URL) -> str:
             )
         url = url.set(database=str(Path(path).absolute()))
     return url.render_as_string(hide_password=False)
+
+
+# --- What every call sends alike ---------------------------------------------------------
+
+KEPT_SENT = 8
+"""Objects sent by `Sent` that each side keeps: a server has one registry; a test process
+a few."""
+
+
+@dataclass(frozen=True)
+class Sent[T]:
+    """A large argument that is the same object call after call (the registry, about 57 KB
+    pickled): pickled once in the server and unpickled once in each worker, which keeps
+    it by its key. An upload paid for both every time, a millisecond of CPU."""
+
+    key: str
+    data: bytes
+
+    def value(self) -> T:
+        """The object, from this worker's keeping or unpickled now."""
+        with _received_lock:
+            kept = _received.pop(self.key, None)
+            if kept is None:
+                kept = pickle.loads(self.data)  # noqa: S301 - the server's own bytes
+            _received[self.key] = kept
+            while len(_received) > KEPT_SENT:
+                _received.popitem(last=False)
+        return cast(T, kept)
+
+
+_sending: OrderedDict[int, tuple[object, Sent[Any]]] = OrderedDict()
+_sending_lock = threading.Lock()
+_received: OrderedDict[str, object] = OrderedDict()
+_received_lock = threading.Lock()
+
+
+def sent[T](value: T) -> Sent[T]:
+    """`value` as it is sent to the workers, pickled on its first call in this process.
+    Kept by identity (with the object itself, so its id can't be another's): the value
+    must not change while it is sent."""
+    with _sending_lock:
+        found = _sending.pop(id(value), None)
+        if found is None or found[0] is not value:
+            found = (value, Sent(uuid.uuid4().hex, pickle.dumps(value)))
+        _sending[id(value)] = found
+        while len(_sending) > KEPT_SENT:
+            _sending.popitem(last=False)
+        return cast(Sent[T], found[1])
 
 
 # --- The server's side -------------------------------------------------------------------

@@ -25,7 +25,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.oidc import consume_jti
-from app.bench.pool import Stores, run_in_worker
+from app.bench.pool import Sent, Stores, run_in_worker, sent
 from app.bench.shards import complete_run
 from app.bench.storage import blob_key, new_job_id, store_job
 from app.bench.uploader import Uploader
@@ -181,7 +181,7 @@ async def accept_in_worker(
             Stores.of(database, blobs),
             min_hbench_version=min_hbench_version,
             max_redactions=max_redactions,
-            registry=registry,
+            registry=sent(registry),
             regrading=replace(regrading, tasks_root=tasks_root),
         )
     except HbenchError as refused:
@@ -197,15 +197,15 @@ def accept_with(
     *,
     min_hbench_version: str,
     max_redactions: int,
-    registry: Registry,
+    registry: Sent[Registry],
     regrading: RegradeSetup,
 ) -> Stored:
     """`accept` in a worker, on the stores it opens there (paths are absolute: a worker's
-    working folder may not be the server's)."""
+    working folder may not be the server's) and the registry it keeps."""
     return accept(
         upload,
         min_hbench_version=min_hbench_version,
-        registry=registry,
+        registry=registry.value(),
         database=stores.database(),
         blobs=stores.blobs(),
         regrading=regrading,

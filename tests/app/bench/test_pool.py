@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
-from app.bench.pool import run_in_worker, shared_url, worker_pool
+from app.bench.pool import run_in_worker, sent, shared_url, worker_pool
 from app.errors import is_database_unavailable
 from app.main import create_app
 from app.settings import Settings
@@ -157,3 +157,13 @@ def running(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_an_argument_sent_alike_is_pickled_once_and_kept_once() -> None:
+    registry = {"benchmarks": list(range(1000))}
+    first = sent(registry)
+    assert sent(registry) is first  # pickled once for every call with the same object
+    assert sent(dict(registry)).key != first.key  # an equal object of its own is another
+    received = first.value()
+    assert received == registry and received is not registry
+    assert first.value() is received  # unpickled once, then kept
