@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 from app.security import HSTS, POLICY, inline_scripts, install_security_headers, script_hash
 from app.settings import Settings
+from sitebuild.build import STATE_FILE
 
 from .conftest import LOCAL, github_settings
 
@@ -60,6 +61,7 @@ def test_the_built_site_is_served_under_the_policy(client: TestClient, settings:
     (site / "static").mkdir(parents=True)
     (site / "index.html").write_text("<!doctype html><title>board</title>")
     (site / "static" / "site.js").write_text("document.title;")
+    (site / STATE_FILE).write_text("{}")  # the build finished
     for path in ("/site/", "/site/index.html", "/site/static/site.js"):
         answer = client.get(path)
         assert answer.status_code == 200, path

@@ -24,8 +24,8 @@ from playwright.sync_api import Browser, Page
 
 from tests.browser import chromium
 from tests.http_stub import stub_server
+from tests.support.contrast import contrast, parse_colour
 
-from .contrast import contrast, parse_colour
 from .datarepo import entry
 
 pytestmark = pytest.mark.browser

@@ -8,8 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from sitebuild.build import STATIC
-
-from .contrast import contrast, parse_colour
+from tests.support.contrast import contrast, parse_colour
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
         "track", "wbr"}  # fmt: skip

@@ -23,10 +23,10 @@ from app.main import create_app
 from app.settings import Settings
 from tests.browser import chromium
 from tests.hbench.cli.service import serving
+from tests.support.contrast import contrast, parse_colour
 
 from ..bench.jobs import SealedJob
 from ..conftest import NO_REGRADES
-from ..site.contrast import contrast, parse_colour
 from .browser import (
     TEXT_COLOURS,
     UNLABELLED,
