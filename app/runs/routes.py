@@ -33,7 +33,7 @@ from app.runs.schemas import (
     IssueRequest,
     ShardsInfo,
 )
-from app.runs.spec import execution_of, run_environment
+from app.runs.spec import Variable, execution_of, run_environment
 from app.runs.status import effective_status
 from hbench.errors import HbenchError
 from hbench.rules import Area
@@ -96,21 +96,10 @@ def issue_run(
         )
         for shard in issued.shards
     ]
-    return IssuedRunCreated(
-        run_id=run.id,
-        board=run.board,
-        submission=run.entry,
-        job_name=str(run.spec["job_name"]),
-        spec=run.spec,
-        spec_digest=run.spec_digest,
-        prompt_template=issued.prompt_template,
-        token=issued.token,
-        issued_at=run.issued_at,
-        expires_at=run.expires_at,
-        environment=[EnvironmentVariable.model_validate(v) for v in issued.environment],
-        execution=execution_of(run.spec),
-        shards=shards,
-    )
+    return created(
+        run, issued.token, prompt_template=issued.prompt_template,
+        environment=issued.environment, shards=shards,
+    )  # fmt: skip
 
 
 @router.get(
@@ -185,21 +174,8 @@ def resume_run(
         )
     run, token = service.resume_run(session, issuer.account, run_id, issuer.claims, clock())
     response.headers["cache-control"] = "no-store"
-    return IssuedRunCreated(
-        run_id=run.id,
-        board=run.board,
-        submission=run.entry,
-        job_name=str(run.spec["job_name"]),
-        spec=run.spec,
-        spec_digest=run.spec_digest,
-        # The template is not kept; the run's folder, saved with the job, holds prompt.j2.
-        prompt_template=None,
-        token=token,
-        issued_at=run.issued_at,
-        expires_at=run.expires_at,
-        environment=[],
-        execution=execution_of(run.spec),
-    )
+    # The template is not kept; the run's folder, saved with the job, holds prompt.j2.
+    return created(run, token, prompt_template=None, environment=[])
 
 
 @router.post(
@@ -231,20 +207,8 @@ def claim_shard(
     model = agents[0].get("model_name") if isinstance(agents[0], dict) else None
     where = None if ":" in execution.environment else execution.environment
     variables = run_environment(model if isinstance(model, str) else None, where)
-    return IssuedRunCreated(
-        run_id=shard.id,
-        board=shard.board,
-        submission=shard.entry,
-        job_name=str(shard.spec["job_name"]),
-        spec=shard.spec,
-        spec_digest=shard.spec_digest,
-        prompt_template=None,  # not kept; the reusable workflow issues none
-        token=token,
-        issued_at=shard.issued_at,
-        expires_at=shard.expires_at,
-        environment=[EnvironmentVariable.model_validate(v) for v in variables],
-        execution=execution,
-    )
+    # The template is not kept; the reusable workflow issues none.
+    return created(shard, token, prompt_template=None, environment=variables)
 
 
 @router.get(
@@ -269,6 +233,32 @@ def get_run(
         **shown.model_dump(),
         job_id=job.id if job is not None else None,
         score=JobSummary.of(job).score if job is not None else None,
+    )
+
+
+def created(
+    run: IssuedRun,
+    token: str | None,
+    *,
+    prompt_template: str | None,
+    environment: Sequence[Variable],
+    shards: Sequence[IssuedShard] = (),
+) -> IssuedRunCreated:
+    """The answer that carries a run's token (issued, resumed or claimed): shown once."""
+    return IssuedRunCreated(
+        run_id=run.id,
+        board=run.board,
+        submission=run.entry,
+        job_name=str(run.spec["job_name"]),
+        spec=run.spec,
+        spec_digest=run.spec_digest,
+        prompt_template=prompt_template,
+        token=token,
+        issued_at=run.issued_at,
+        expires_at=run.expires_at,
+        environment=[EnvironmentVariable.model_validate(v) for v in environment],
+        execution=execution_of(run.spec),
+        shards=list(shards),
     )
 
 
