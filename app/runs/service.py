@@ -239,20 +239,7 @@ def abandon_run(session: Session, account: Account, run_id: uuid.UUID, now: date
     if run.parent_id is not None:
         raise shard_part(run, "abandoned")
     # One conditional update, so an upload landing meanwhile can't be abandoned after it.
-    abandoned = session.execute(
-        update(IssuedRun)
-        .where(
-            IssuedRun.id == run_id,
-            IssuedRun.status == IssuedRunStatus.ISSUED,
-            IssuedRun.expires_at > now,
-        )
-        .values(status=IssuedRunStatus.ABANDONED)
-        .returning(IssuedRun.id)
-    ).scalar_one_or_none()
-    if abandoned is None:
-        session.rollback()
-        session.refresh(run)
-        raise HbenchError("run-not-waiting", not_waiting_message(run, now))
+    change_waiting(session, run, now, "abandoned", status=IssuedRunStatus.ABANDONED)
     # A sharded run's shards stop with it: none of them can be uploaded afterwards.
     session.execute(
         update(IssuedRun)
@@ -300,26 +287,36 @@ def resume_run(
     token = new_run_token()
     provenance = {**(run.provenance or {}), RESUMED_BY: resuming}
     consume_jti(session, claims, now)
-    resumed = session.execute(
-        update(IssuedRun)
-        .where(
-            IssuedRun.id == run_id,
-            IssuedRun.status == IssuedRunStatus.ISSUED,
-            IssuedRun.expires_at > now,
-        )
-        .values(token_hash=hash_token(token), provenance=provenance)
-        .returning(IssuedRun.id)
-    ).scalar_one_or_none()
-    if resumed is None:
-        session.rollback()
-        session.refresh(run)
-        raise HbenchError("run-not-waiting", not_waiting_message(run, now, "resumed"))
+    change_waiting(
+        session, run, now, "resumed", token_hash=hash_token(token), provenance=provenance
+    )
     session.commit()
     session.refresh(run)
     return run, token
 
 
-def not_waiting_message(run: IssuedRun, now: datetime, doing: str = "abandoned") -> str:
+def change_waiting(
+    session: Session, run: IssuedRun, now: datetime, doing: str, **values: object
+) -> None:
+    """Set `values` on the run if it still waits for its upload, in one conditional
+    update (an upload landing meanwhile wins); else roll back and refuse, saying why."""
+    changed = session.execute(
+        update(IssuedRun)
+        .where(
+            IssuedRun.id == run.id,
+            IssuedRun.status == IssuedRunStatus.ISSUED,
+            IssuedRun.expires_at > now,
+        )
+        .values(**values)
+        .returning(IssuedRun.id)
+    ).scalar_one_or_none()
+    if changed is None:
+        session.rollback()
+        session.refresh(run)
+        raise HbenchError("run-not-waiting", not_waiting_message(run, now, doing))
+
+
+def not_waiting_message(run: IssuedRun, now: datetime, doing: str) -> str:
     status = effective_status(run.status, run.expires_at, now)
     why = {
         IssuedRunStatus.ABANDONED: "was abandoned already",
@@ -393,20 +390,7 @@ def claim_shard(
         refuse_other_workflow_run(parent, claims)
         consume_jti(session, claims, now)
     token = new_run_token()
-    claimed = session.execute(
-        update(IssuedRun)
-        .where(
-            IssuedRun.id == shard_id,
-            IssuedRun.status == IssuedRunStatus.ISSUED,
-            IssuedRun.expires_at > now,
-        )
-        .values(token_hash=hash_token(token))
-        .returning(IssuedRun.id)
-    ).scalar_one_or_none()
-    if claimed is None:
-        session.rollback()
-        session.refresh(shard)
-        raise HbenchError("run-not-waiting", not_waiting_message(shard, now, "claimed"))
+    change_waiting(session, shard, now, "claimed", token_hash=hash_token(token))
     session.commit()
     session.refresh(shard)
     return shard, token
