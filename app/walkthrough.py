@@ -212,6 +212,39 @@ def upload_and_publish(tour: Tour, url: str, job: Path) -> str:
     return job_id
 
 
+def run_in_shards(tour: Tour, url: str) -> None:
+    """Issue a run of the demo board in three shards, run each in hbench's sandbox and
+    upload it with its own token; the last upload forms the run's one job."""
+    shards_dir = tour.run_dir.parent / f"{tour.run_dir.name}-shards"
+    tour.step("Issue a run of the demo board in three shards (as a workflow's matrix would)", [
+        HBENCH, "runs", "issue", "--url", url, "--token-env", "HPG_API_TOKEN",
+        "--board", "hbench-demo", "--agent", "oracle", "--sandbox", "--shards", "3",
+        "--dir", str(shards_dir),
+    ])  # fmt: skip
+    details = json.loads((shards_dir / "run.json").read_text())
+    for shard in details["shards"]:
+        folder = shards_dir / f"shard-{shard['index']}"
+        tour.step(f"Run shard {shard['index']} ({', '.join(shard['tasks'])}) and seal it",
+                  [HBENCH, "run", "--config", "spec.json"], cwd=folder)  # fmt: skip
+        job = sorted((folder / "jobs").iterdir())[-1]
+        token = (folder / "run-token").read_text().strip()
+        tour.step(f"Upload shard {shard['index']} with its own run token", [
+            HBENCH, "jobs", "upload", "--url", f"{url}/api/bench/uploads",
+            "-H", f"hpg-run-token: {token}", str(job),
+        ], shown=(
+            f"hbench jobs upload --url {url}/api/bench/uploads "
+            f'-H "hpg-run-token: $(cat {folder / "run-token"})" {job}'
+        ))  # fmt: skip
+    account = ["--url", url, "--token-env", "HPG_API_TOKEN"]
+    listed = json.loads(tour.step("List Your bench: the three shards are one job",
+                                  [HBENCH, "bench", "list", *account, "--json"]))  # fmt: skip
+    merged = [job for job in listed if job.get("issued_run_id") == details["run_id"]]
+    if len(merged) != 1:
+        sys.exit(f"walkthrough stopped: the sharded run {details['run_id']} has no one job")
+    print(f"the run's one job: {merged[0]['id']}, score {merged[0]['score']}, from its "
+          f"{len(details['shards'])} shards' jobs")  # fmt: skip
+
+
 def write_and_build(tour: Tour) -> Path:
     """Write the data repository, check the board's rows, build the site; its folder."""
     tour.step("Write the publish to the local data repository (the service's writer may "
@@ -311,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         print_pages(url, site, job_id)
         run_page = reproduce_humaneval(tour, url)
         print(f"the pushed run: {run_page}")
+        run_in_shards(tour, url)
     print(
         f"\nDone. The run's folder is {tour.run_dir}; the service's state is in {state}; the "
         f"board's page is {site / 'boards' / 'hbench-demo' / 'index.html'}, and "
