@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 import shutil
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -99,6 +101,20 @@ def big_board(app: FastAPI) -> None:
     app.dependency_overrides[get_registry] = lambda: registry
 
 
+@contextmanager
+def padded_job(sealed: SealedJob, folder: Path, settings: Settings, size: int) -> Iterator[Path]:
+    """A copy of the sealed job padded to `size` bytes, removed afterwards with the blobs
+    stored from it: hundreds of MiB in a shared /dev/shm go with the test, not with
+    pytest's rotation of its temporary folders."""
+    job = sealed.copy_to(folder)
+    try:
+        pad_job(job, size)
+        yield job
+    finally:
+        shutil.rmtree(job, ignore_errors=True)
+        shutil.rmtree(settings.blob_dir, ignore_errors=True)
+
+
 @pytest.mark.slow
 def test_a_300_mib_job_uploads_in_parts_through_the_client_across_a_dropped_connection(
     app: FastAPI,
@@ -110,9 +126,7 @@ def test_a_300_mib_job_uploads_in_parts_through_the_client_across_a_dropped_conn
     sealed: SealedJob,
     tmp_path: Path,
 ) -> None:
-    job = sealed.copy_to(tmp_path)
-    try:
-        pad_job(job, 300 * MIB)
+    with padded_job(sealed, tmp_path, settings, 300 * MIB) as job:
         issued = issue_run(db, sealed.spec)
         with serving(app) as url, dropping_proxy(url, drop_after=100 * MIB) as (proxy, cut):
             sent = hbench(
@@ -128,11 +142,6 @@ def test_a_300_mib_job_uploads_in_parts_through_the_client_across_a_dropped_conn
         assert row.summary["upload"]["compressed_bytes"] > 300 * MIB
         assert f'"id": "{row.id}"' in sent.stdout
         assert part_blobs(settings) == [] and scratch_left(settings) == []
-    finally:
-        # Hundreds of MiB in a shared /dev/shm: gone with the test, not with pytest's
-        # rotation of its temporary folders.
-        shutil.rmtree(job, ignore_errors=True)
-        shutil.rmtree(settings.blob_dir, ignore_errors=True)
 
 
 @pytest.mark.slow
@@ -146,9 +155,7 @@ def test_the_actions_upload_step_sends_a_job_over_95_mib_in_parts(
     sealed: SealedJob,
     tmp_path: Path,
 ) -> None:
-    job = sealed.copy_to(tmp_path)
-    try:
-        pad_job(job, 96 * MIB)
+    with padded_job(sealed, tmp_path, settings, 96 * MIB) as job:
         issued = issue_run(db, sealed.spec)
         with serving(app) as url:
             body = action_upload.send(
@@ -160,9 +167,6 @@ def test_the_actions_upload_step_sends_a_job_over_95_mib_in_parts(
         assert body["id"] == str(row.id) and row.issued_run_id == issued.run_id
         assert row.summary["upload"]["compressed_bytes"] > 96 * MIB
         assert part_blobs(settings) == []
-    finally:
-        shutil.rmtree(job, ignore_errors=True)
-        shutil.rmtree(settings.blob_dir, ignore_errors=True)
 
 
 def test_the_client_resumes_after_a_dropped_connection(
