@@ -53,6 +53,8 @@ class BaseImage:
     machine_ca_bundle: bool = False
     """Whether the machine's CA bundle replaces the image's, so pip inside a build reaches
     PyPI where the machine's traffic passes a TLS proxy of its own."""
+    stop_signal: str | None = None
+    """The image's STOPSIGNAL, where it is not Docker's SIGTERM."""
 
     def key(self) -> str:
         recipe: dict[str, object] = {
@@ -62,13 +64,18 @@ class BaseImage:
             "include": sorted(self.include),
             "mirror": debian_mirror(),
         }
+        if self.stop_signal:
+            recipe["stop_signal"] = self.stop_signal
         if self.machine_ca_bundle:
             recipe["ca_bundle"] = hashlib.sha256(CA_BUNDLE.read_bytes()).hexdigest()
         return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()
 
 
-TASK_BASE = BaseImage("debian:bookworm-slim", "bookworm")
-"""The demo tasks' base, under the name their Dockerfiles use."""
+TASK_BASE = BaseImage("debian:bookworm-slim", "bookworm", stop_signal="SIGKILL")
+"""The demo tasks' base, under the name their Dockerfiles use. It stops on SIGKILL: Harbor
+keeps each environment alive with `sh -c "sleep infinity"`, a first process that ignores
+SIGTERM, so every stop of a trial's environment (two per trial where the verifier has its
+own) waited Docker's 10 s grace before the kill; nothing in these tasks has state to flush."""
 PYTHON_BASE = BaseImage(
     "hbench-python:trixie", "trixie", ("python3", "python3-venv", "ca-certificates"), True
 )
@@ -141,6 +148,11 @@ def build_base(docker: str, image: BaseImage, key: str) -> None:
             run([docker, "import", *changes, "-", image.tag], stdin=tar.stdout)
         if tar.returncode != 0:
             raise DockerUnavailableError(f"tar of the {image.suite} root exited {tar.returncode}")
+        if image.stop_signal:  # `docker import` takes no STOPSIGNAL: a one-line build adds it
+            with tempfile.TemporaryFile() as dockerfile:
+                dockerfile.write(f"FROM {image.tag}\nSTOPSIGNAL {image.stop_signal}\n".encode())
+                dockerfile.seek(0)
+                run([docker, "build", "--tag", image.tag, "-"], stdin=dockerfile)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

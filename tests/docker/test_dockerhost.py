@@ -61,9 +61,10 @@ def test_only_a_running_dockerd_counts_as_the_daemon_started_here(tmp_path: Path
 
 
 def test_base_images_are_keyed_by_their_recipe() -> None:
-    same = BaseImage("debian:bookworm-slim", "bookworm")
+    same = BaseImage("debian:bookworm-slim", "bookworm", stop_signal="SIGKILL")
     assert images.TASK_BASE.key() == same.key()
     assert images.TASK_BASE.key() != BaseImage("debian:bookworm-slim", "trixie").key()
+    assert same.key() != BaseImage("debian:bookworm-slim", "bookworm").key()
     assert same.key() != BaseImage("debian:bookworm-slim", "bookworm", ("python3",)).key()
     # The runner's base carries the machine's CA bundle, so its key follows that file.
     assert (

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,11 @@ def test_the_task_base_is_the_local_import_under_the_dockerfiles_name(
     assert {p.read_text().splitlines()[0] for p in dockerfiles} == {f"FROM {images.TASK_BASE.tag}"}
     recipe = images.image_label(docker_host.docker, images.TASK_BASE.tag, images.RECIPE_LABEL)
     assert recipe == images.TASK_BASE.key()
+    # Harbor's environments idle in `sh -c "sleep infinity"`, which ignores SIGTERM: the
+    # base stops on SIGKILL, so a trial's stop does not wait out Docker's 10 s grace.
+    signal = subprocess.run(
+        [docker_host.docker, "image", "inspect", "--format", "{{.Config.StopSignal}}",
+         images.TASK_BASE.tag],
+        capture_output=True, text=True, check=True, timeout=60,
+    ).stdout.strip()  # fmt: skip
+    assert signal == "SIGKILL"
