@@ -5,10 +5,10 @@ Real jobs are run once per machine and kept in a cache keyed by what makes them
 (tests/support/jobcache.py); each session reads its own copy, and tests copy that again
 before changing it.
 
-Tests that take a database run on SQLite; those marked `postgres` (the ones exercising the
-database's semantics: models, migrations, the outbox and its writer, concurrency, limits,
-faults) run on PostgreSQL as well. `HBENCH_TEST_BACKENDS=all` runs every one on both, as CI
-does (.ci/run).
+Tests that take a database run on SQLite, the embedded default; those marked `postgres`
+(the ones exercising the database's semantics: models, migrations, the outbox and its
+writer, concurrency, limits, faults) run on PostgreSQL instead, the server a deployment
+runs. `HBENCH_TEST_BACKENDS=all` runs every one on both, as CI does (.ci/run).
 """
 
 from __future__ import annotations
@@ -46,8 +46,11 @@ JOB_CACHE_FOLDER = cache_folder()
 
 
 def test_backends(marked: bool) -> list[str]:
-    """The backends a database test runs on: both when marked `postgres` or asked for."""
-    return BACKENDS if marked or EVERY_BACKEND else BACKENDS[:1]
+    """The backends a database test runs on: both when asked for, else PostgreSQL when
+    marked `postgres` and SQLite when not."""
+    if EVERY_BACKEND:
+        return BACKENDS
+    return ["postgresql"] if marked else ["sqlite"]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -195,11 +195,15 @@ class CallerGitHub:
         """Mint from now on as the job of another workflow run (and other claims)."""
         self.claims.update(run_id=str(run_id), run_attempt=str(attempt), **claims)
 
-    def runner_job(self, name: str) -> RunnerJob:
+    def runner_job(self, name: str, *, own_runner: bool = False) -> RunnerJob:
         """A new job on the runner: the shared workspace without earlier runs' folders,
-        its own RUNNER_TEMP, and the token endpoint's variables."""
-        shutil.rmtree(self.workspace / "hbench-runs", ignore_errors=True)
-        job = new_runner_job(self.folder / name, self.workspace)
+        its own RUNNER_TEMP, and the token endpoint's variables. With `own_runner`, a job
+        on a runner of its own, as each of a matrix's jobs is: its own workspace too."""
+        if own_runner:
+            job = new_runner_job(self.folder / name, self.folder / name / self.workspace.name)
+        else:
+            shutil.rmtree(self.workspace / "hbench-runs", ignore_errors=True)
+            job = new_runner_job(self.folder / name, self.workspace)
         return replace(job, env={**job.env, **self.tokens.environ()})
 
     def mint(self, audience: str, **changes: Any) -> str:

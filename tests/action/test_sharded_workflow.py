@@ -35,10 +35,12 @@ TASKS = ["count-lines", "hello-file", "prime-factor", "reverse-words", "sum-numb
 def ran(caller: CallerGitHub, runner_image: str) -> Iterator[WorkflowRun]:
     del runner_image  # built: the pinned action runs it by its tag
     caller.workflow_run(RUN_ID)
-    place_checkout(caller.workspace, IMAGE)
 
     def runner_for(name: str) -> ActionRunner:
-        job = caller.runner_job(name)
+        """Each job on a runner of its own, the workflow's checkout placed in its workspace:
+        the shards run at once."""
+        job = caller.runner_job(name, own_runner=True)
+        place_checkout(job.workspace, IMAGE)
         return ActionRunner(job.workspace, job.temp, job.env, skip_remote=SKIP_REMOTE)
 
     inputs: dict[str, Any] = {
@@ -73,6 +75,7 @@ def test_a_three_shard_matrix_runs_uploads_and_reports_one_merged_run(
     }
     assert {job.timeout_minutes for job in matrix} == {30}
     assert len({str(job.result.job.temp) for job in matrix}) == 3
+    assert len({str(job.result.job.workspace) for job in matrix}) == 3
     for job, shard in zip(matrix, shards, strict=True):
         assert job.matrix == {"shard": shard}
         assert f"claimed shard {shard['run_id']}" in job.result.log

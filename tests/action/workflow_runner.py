@@ -1,7 +1,7 @@
 """A small runner for a reusable workflow's jobs, doing locally what GitHub does with them:
 jobs in the order their `needs` give, each job's `if:`, a `strategy.matrix` fanned out from
 an expression (`fromJSON(needs.issue.outputs.shards)`), each matrix job on a runner job of
-its own, and the jobs' `outputs` handed to the jobs that need them.
+its own and all of them at once, and the jobs' `outputs` handed to the jobs that need them.
 
 A job's steps run through `ActionRunner` as one composite action: everything but
 `steps.*` is evaluated first here, in the workflow's contexts (`inputs` with the
@@ -22,6 +22,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -298,8 +299,12 @@ def run_workflow(
     inputs: Mapping[str, Any],
     secrets: Mapping[str, str],
     runner_for: RunnerFor,
+    *,
+    matrix_at_once: bool = True,
 ) -> WorkflowRun:
-    """Run the workflow's jobs in order, each matrix entry on a runner of its own."""
+    """Run the workflow's jobs in order, each matrix entry on a runner of its own: all of a
+    matrix's jobs at once, as GitHub starts them on as many runners, or one after another
+    (`matrix_at_once=False`, to time each alone)."""
     workflow = yaml.safe_load(path.read_text())
     contexts: dict[str, Any] = {
         "inputs": workflow_inputs(workflow, inputs),
@@ -318,7 +323,12 @@ def run_workflow(
             run.needs[name] = {"result": "skipped", "outputs": {}}
             continue
         entries = matrix_entries(job, seen)
-        runs = [run_job(name, job, {**seen, "matrix": entry}, runner_for) for entry in entries]
+        each = partial(run_matrix_job, name, job, seen, runner_for)
+        if matrix_at_once and len(entries) > 1:
+            with ThreadPoolExecutor(max_workers=len(entries)) as pool:
+                runs = list(pool.map(each, entries))
+        else:
+            runs = [each(entry) for entry in entries]
         run.jobs[name] = runs
         passed = all(r.result.succeeded for r in runs)
         outputs: dict[str, str] = {}
@@ -356,6 +366,16 @@ def matrix_entries(job: Mapping[str, Any], contexts: Mapping[str, Any]) -> list[
     if not isinstance(evaluated, list) or not evaluated:
         raise UnsupportedError(f"the matrix's {key} is not a list: {evaluated!r}")
     return [{key: value} for value in evaluated]
+
+
+def run_matrix_job(
+    name: str,
+    job: Mapping[str, Any],
+    contexts: Mapping[str, Any],
+    runner_for: RunnerFor,
+    entry: dict[str, Any],
+) -> JobRun:
+    return run_job(name, job, {**contexts, "matrix": entry}, runner_for)
 
 
 def run_job(

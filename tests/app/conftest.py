@@ -25,7 +25,6 @@ from app.db.models import Base
 from app.db.session import Database, make_engine
 from app.main import create_app
 from app.settings import ENV_PREFIX, Settings
-from tests.conftest import BACKENDS  # noqa: F401 - tests/load/test_load.py takes it from here
 
 POSTGRES_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432"
 # A client on the loopback, talking to the loopback: the local user's session.

@@ -1,6 +1,7 @@
 """The load test of `bench/load.py`, small: 20 clients for 3 seconds against `hbench-app
-serve` on loopback, on SQLite and on PostgreSQL. Every request must succeed, and afterwards
-every accepted upload, issued run and publish must be found exactly once."""
+serve` on loopback, on PostgreSQL (on SQLite too where every test runs on both, as in CI:
+tests/conftest.py). Every request must succeed, and afterwards every accepted upload,
+issued run and publish must be found exactly once."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from load import WEIGHTS, WRITER_POLL, check_afterwards, prepare, run_load
 from service import running_service
 
 from tests.app.bench.jobs import SealedJob, sealed_job
-from tests.app.conftest import BACKENDS, scratch_database
-from tests.conftest import HarborJobFactory
+from tests.app.conftest import scratch_database
+from tests.conftest import HarborJobFactory, test_backends
 
 pytestmark = [pytest.mark.harbor, pytest.mark.timeout(600)]
 
@@ -30,7 +31,7 @@ def sealed(
     return sealed_job(harbor_job, demo_registry, tmp_path_factory.mktemp("load-sealed"))
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=test_backends(marked=True))
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str | None]:
     """None for the service's own SQLite database, or a new PostgreSQL database."""
     if request.param == "sqlite":
