@@ -18,7 +18,8 @@ Each step runs only when needed:
   labelled with the digest of its recipe, so a machine builds each once
   (tools/images.py):
   `debian:bookworm-slim`, under the name the demo tasks' Dockerfiles use, so that one
-  Dockerfile builds on GitHub (from Docker Hub's image) and here (from this one); and
+  Dockerfile builds on GitHub (from Docker Hub's image) and here (from this one), which
+  stops on SIGKILL (`images.TASK_BASE` says why); and
   `hbench-python:trixie`, Debian 13 with its Python 3.13 and the machine's CA bundle,
   the local base of the runner image (`make runner-image`).
 
