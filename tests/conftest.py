@@ -45,7 +45,7 @@ EVERY_BACKEND = os.environ.get(BACKENDS_ENV, "").strip().lower() == "all"
 JOB_CACHE_FOLDER = cache_folder()
 
 
-def test_backends(marked: bool) -> list[str]:
+def backends_for(marked: bool) -> list[str]:
     """The backends a database test runs on: both when asked for, else PostgreSQL when
     marked `postgres` and SQLite when not."""
     if EVERY_BACKEND:
@@ -57,7 +57,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marked = metafunc.definition.get_closest_marker("postgres") is not None
     for name in DATABASE_FIXTURES:
         if name in metafunc.fixturenames:
-            metafunc.parametrize(name, test_backends(marked), indirect=True)
+            metafunc.parametrize(name, backends_for(marked), indirect=True)
 
 
 @pytest.fixture(scope="session")

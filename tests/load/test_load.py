@@ -15,7 +15,7 @@ from service import running_service
 
 from tests.app.bench.jobs import SealedJob, sealed_job
 from tests.app.conftest import scratch_database
-from tests.conftest import HarborJobFactory, test_backends
+from tests.conftest import HarborJobFactory, backends_for
 
 pytestmark = [pytest.mark.harbor, pytest.mark.timeout(600)]
 
@@ -31,7 +31,7 @@ def sealed(
     return sealed_job(harbor_job, demo_registry, tmp_path_factory.mktemp("load-sealed"))
 
 
-@pytest.fixture(params=test_backends(marked=True))
+@pytest.fixture(params=backends_for(marked=True))
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str | None]:
     """None for the service's own SQLite database, or a new PostgreSQL database."""
     if request.param == "sqlite":
