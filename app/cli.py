@@ -27,6 +27,9 @@ from app.regrade.cli import embedded_worker, regrade
 from app.reports.cli import deny, reports
 from app.settings import Settings, env_name, is_login
 from app.site.cli import site
+from hbench.quick_exit import skip_last_collections
+
+skip_last_collections()
 
 app = typer.Typer(
     name="hbench-app",

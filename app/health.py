@@ -111,13 +111,16 @@ def wait_until_healthy(
     """Poll the service `process` started at `url` until `GET /api/health` answers 200:
     `up` then, `exited` if the process ended first, `late` after `seconds`."""
     deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return "exited"
-        try:
-            if httpx.get(f"{url}/api/health", timeout=2).status_code == 200:
-                return "up"
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.1)
+    # One client for every poll: each new one loads the TLS roots, some 25 ms of CPU taken
+    # from the service starting beside it, ten times a second.
+    with httpx.Client(timeout=2) as client:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                return "exited"
+            try:
+                if client.get(f"{url}/api/health").status_code == 200:
+                    return "up"
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
     return "late"

@@ -99,8 +99,9 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     tune_interpreter()
     resources = open_resources(settings)
     app.state.resources = resources
-    # The redaction engine takes a second or two to compile, once per process: compiled
-    # now, the first run summary pushed or query logged doesn't wait for it.
+    # The redaction engine is made once per process (a second of CPU to compile its
+    # patterns where this machine has not kept them): made now, the first run summary
+    # pushed or query logged doesn't wait for it.
     threading.Thread(target=default_engine, name="hbench-redaction-warm", daemon=True).start()
     # The data-repo writer drains the outbox in the background (app/datarepo/service.py).
     writer = None

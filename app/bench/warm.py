@@ -1,6 +1,7 @@
 """What the upload workers' fork server (`app.bench.pool`) imports before it forks a
-worker: the upload code, and the redaction engine compiled (1 to 2 s), once for every
-worker it forks, which share its memory rather than each compiling their own."""
+worker: the upload code, and the redaction engine made (its patterns compiled, or read
+back where this machine keeps them: `app/uploads/redaction/compiled.py`), once for every
+worker it forks, which share its memory rather than each making their own."""
 
 from __future__ import annotations
 

@@ -16,6 +16,9 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from hbench import __version__
+from hbench.quick_exit import skip_last_collections
+
+skip_last_collections()
 
 COMMANDS = {
     "run": (

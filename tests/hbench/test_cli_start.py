@@ -50,8 +50,11 @@ def test_help_imports_no_group_nor_any_heavy_library() -> None:
     assert sorted(modules & (GROUP_MODULES | COMMAND_MODULES)) == []
     assert under(modules, "httpx", "pydantic", "harbor", "registry", "jinja2", "sqlalchemy") == []
     assert "urllib.request" not in modules
-    # What is left of hbench is the CLI's own frame, which lists the commands and groups.
-    assert under(modules, "hbench") == ["hbench", "hbench.cli", "hbench.cli.main"]
+    # What is left of hbench is the CLI's own frame, which lists the commands and groups,
+    # and what spares its exit the last garbage collections.
+    assert under(modules, "hbench") == [
+        "hbench", "hbench.cli", "hbench.cli.main", "hbench.quick_exit"
+    ]  # fmt: skip
 
 
 def test_jobs_upload_imports_what_it_uses_and_no_other_group(tmp_path: Path) -> None:
@@ -101,3 +104,21 @@ def test_a_command_is_listed_with_its_own_help_and_runs_as_itself(name: str) -> 
     assert own.exit_code == 0, own.output
     assert f"hbench {name} [OPTIONS]" in own.output
     assert " ".join(docstring.split()[:12]) in " ".join(own.output.replace("│", " ").split())
+
+
+def test_the_command_exits_without_the_last_garbage_collections() -> None:
+    # The freeze is the last exit handler to run: any registered later (the upload
+    # workers' shutdown, temporary folders) has run by then.
+    script = (
+        "import atexit, gc\n"
+        "at_start = gc.get_freeze_count()\n"  # what the interpreter froze itself
+        "import hbench.cli.main\n"
+        "frozen = lambda: gc.get_freeze_count() > at_start\n"
+        "atexit.register(lambda: print('frozen before the others:', frozen()))\n"
+        "atexit._run_exitfuncs()\n"
+        "print('frozen after them all:', frozen())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout == "frozen before the others: False\nfrozen after them all: True\n"

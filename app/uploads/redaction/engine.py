@@ -33,6 +33,7 @@ from typing import cast
 import hyperscan
 
 from .checks import CompiledAllowlist, CompiledRule, Spans
+from .compiled import compiled
 from .prefilter import hop_pattern, hyperscan_pattern
 from .rules import RuleSet, RuleSetError, default_ruleset
 
@@ -71,14 +72,7 @@ class Scan:
 
 
 def _hyperscan(patterns: Sequence[bytes], flags: int) -> hyperscan.Database:
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    database.compile(
-        expressions=list(patterns),
-        ids=list(range(len(patterns))),
-        elements=len(patterns),
-        flags=[flags] * len(patterns),
-    )
-    return database
+    return compiled(patterns, flags)  # once per machine, then read back (compiled.py)
 
 
 def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
