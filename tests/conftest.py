@@ -9,6 +9,9 @@ Tests that take a database run on SQLite, the embedded default; those marked `po
 (the ones exercising the database's semantics: models, migrations, the outbox and its
 writer, concurrency, limits, faults) run on PostgreSQL instead, the server a deployment
 runs. `HBENCH_TEST_BACKENDS=all` runs every one on both, as CI does (.ci/run).
+
+Tests marked `slow` (the same path as another test, at a scale that costs far more) are
+skipped, saying so, unless `HBENCH_TEST_SLOW=1`, which CI sets too.
 """
 
 from __future__ import annotations
@@ -40,8 +43,12 @@ DATABASE_FIXTURES = ("migrated_database_url", "empty_database_url")
 """The fixtures taking a backend as their parameter (tests/app/conftest.py)."""
 
 
+SLOW_ENV = "HBENCH_TEST_SLOW"
+"""`1` runs the tests marked `slow` too."""
+
 # Read once, at start: the service's tests remove every HBENCH_ variable while they run.
 EVERY_BACKEND = os.environ.get(BACKENDS_ENV, "").strip().lower() == "all"
+RUN_SLOW = os.environ.get(SLOW_ENV, "").strip() == "1"
 JOB_CACHE_FOLDER = cache_folder()
 
 
@@ -51,6 +58,15 @@ def backends_for(marked: bool) -> list[str]:
     if EVERY_BACKEND:
         return BACKENDS
     return ["postgresql"] if marked else ["sqlite"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if RUN_SLOW:
+        return
+    skip = pytest.mark.skip(reason=f"marked slow: {SLOW_ENV}=1 runs it, as CI does")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

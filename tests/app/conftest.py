@@ -106,7 +106,12 @@ which the tests of regrading (tests/app/regrade/) do for real."""
 
 @pytest.fixture
 def settings(tmp_path: Path, database_url: str) -> Settings:
-    return Settings(state_dir=tmp_path / "state", database_url=database_url, **NO_REGRADES)
+    """Local mode, with the data-repo writer off: most tests look at the database and the
+    answers; those of the data repository and the site run a writer themselves."""
+    return Settings(
+        state_dir=tmp_path / "state", database_url=database_url, writer_enabled=False,
+        **NO_REGRADES,
+    )  # fmt: skip
 
 
 @pytest.fixture

@@ -84,18 +84,18 @@ def test_every_answer_carries_a_request_id_and_a_callers_well_formed_one_is_kept
     assert forged.headers["x-request-id"] != "a\tb" + "x" * 100
 
 
-def test_ready_names_each_part_and_refuses_with_the_one_that_failed(
-    client: TestClient, settings: Settings
-) -> None:
-    deadline = time.monotonic() + 30  # the writer makes its checkout as it starts
-    while (answer := client.get("/api/ready")).status_code != 200:
-        assert time.monotonic() < deadline, answer.text
-        time.sleep(0.1)
-    parts = {p["name"]: p["ready"] for p in answer.json()["parts"]}
-    assert parts == {"database": True, "blob store": True, "data repository": True}
+def test_ready_names_each_part_and_refuses_with_the_one_that_failed(settings: Settings) -> None:
+    settings = settings.model_copy(update={"writer_enabled": True})
+    with TestClient(create_app(settings), **LOCAL) as client:
+        deadline = time.monotonic() + 30  # the writer makes its checkout as it starts
+        while (answer := client.get("/api/ready")).status_code != 200:
+            assert time.monotonic() < deadline, answer.text
+            time.sleep(0.1)
+        parts = {p["name"]: p["ready"] for p in answer.json()["parts"]}
+        assert parts == {"database": True, "blob store": True, "data repository": True}
 
-    (settings.data_repository_dir / ".git").rename(settings.data_repository_dir / "moved")
-    refused = client.get("/api/ready")
+        (settings.data_repository_dir / ".git").rename(settings.data_repository_dir / "moved")
+        refused = client.get("/api/ready")
     assert refused.status_code == 503
     assert refused.json()["code"] == "service-unavailable"
     assert "data repository" in refused.json()["detail"]
