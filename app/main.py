@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from fastapi import FastAPI
 
@@ -64,16 +65,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # slower while any override is set (`app.dependencies.app_settings`).
         app.state.settings = settings
     install_error_handlers(app)
-    served = app_settings(app)
+    shape = AppShape.of(app_settings(app))
     # Middlewares run outermost last-added: the client's address is settled first, and
     # the body guard's refusals carry the security headers too.
     app.add_middleware(BodyGuard)
-    install_security_headers(app, hsts=served.mode == "github" and is_https(served.public_url))
+    install_security_headers(app, hsts=shape.hsts)
     app.add_middleware(RequestObserver)
     app.add_middleware(ForwardedFor)
-    mount_site(app, served.site_dir)
+    mount_site(app)
     app.include_router(health.router)
-    if served.metrics_enabled:
+    if shape.metrics:
         app.include_router(scrape.router)
     app.include_router(auth_routes.router)
     app.include_router(runs_routes.router)
@@ -87,6 +88,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(github_oauth.router)
     install_web_pages(app)
     return app
+
+
+@dataclass(frozen=True)
+class AppShape:
+    """What of its settings an app is built with; everything else (the stores, the state
+    directory, the limits) its handlers and middlewares read from `app.state.settings` as
+    they run, so an app started again on other settings of the same shape serves those."""
+
+    hsts: bool
+    """Strict-Transport-Security on every answer: GitHub mode on an https address."""
+    metrics: bool
+    """`GET /metrics` is routed (`HBENCH_METRICS_ENABLED`)."""
+
+    @classmethod
+    def of(cls, settings: Settings) -> AppShape:
+        hsts = settings.mode == "github" and is_https(settings.public_url)
+        return cls(hsts=hsts, metrics=settings.metrics_enabled)
 
 
 def is_https(url: str | None) -> bool:

@@ -1,7 +1,7 @@
 """Serving the built site from the service: a static mount, and the rebuild after a
 change to the data repository.
 
-The integrator mounts it in `app.main.create_app` (`mount_site(app, folder)`) and calls
+The integrator mounts it in `app.main.create_app` (`mount_site(app)`) and calls
 `rebuild` after the data-repo writer commits; the rebuild renders only what changed.
 """
 
@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
+from app.dependencies import app_settings
 from sitebuild.build import STATE_FILE, BuildReport, build_site
 from sitebuild.config import SiteConfig
 
@@ -76,9 +77,25 @@ def site_files(folder: Path) -> StaticFiles:
     return SiteFiles(directory=folder, html=True, check_dir=False)
 
 
-def mount_site(app: FastAPI, folder: Path, path: str = SITE_PATH) -> None:
-    """Serve the site built into `folder` at `path`."""
-    app.mount(path, site_files(folder), name="site")
+def mount_site(app: FastAPI, folder: Path | None = None, path: str = SITE_PATH) -> None:
+    """Serve the site built into `folder` at `path`; without a folder, the one the app's
+    settings name (`site_dir`), read at each request as every handler reads them."""
+    app.mount(path, site_files(folder) if folder is not None else SettingsSite(), name="site")
+
+
+class SettingsSite:
+    """The site in the folder of the running app's settings (`app.state.settings`); the
+    static files of the last folder asked for are kept (they check their folder once)."""
+
+    def __init__(self) -> None:
+        self._served: tuple[Path, StaticFiles] | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        folder = app_settings(scope["app"]).site_dir
+        served = self._served
+        if served is None or served[0] != folder:
+            served = self._served = (folder, site_files(folder))
+        await served[1](scope, receive, send)
 
 
 def rebuild(data_repo: Path, folder: Path, config: SiteConfig | None = None) -> BuildReport:

@@ -10,6 +10,8 @@ from fastapi.testclient import TestClient
 
 from app.auth.tokens import new_api_token
 from app.errors import envelope, status_for
+from app.main import create_app
+from app.settings import Settings
 from hbench.errors import HbenchError, Problem
 from hbench.rules import GUIDE_PATH, RULE_CODES, RULES
 
@@ -39,8 +41,10 @@ def assert_envelope(answer: Any, status: int, code: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def app_with_failures(app: FastAPI) -> FastAPI:
-    """The app with two extra routes: one refuses with several problems, one crashes."""
+def app_with_failures(settings: Settings) -> FastAPI:
+    """An app of its own with two extra routes: one refuses with several problems, one
+    crashes (not the `app` fixture's, which other tests are given after this one)."""
+    app = create_app(settings)
 
     @app.get("/api/test/refusal")
     def refusal() -> None:
