@@ -16,7 +16,6 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from app.dependencies import app_settings
 from sitebuild.build import STATE_FILE, BuildReport, build_site
 from sitebuild.config import SiteConfig
 
@@ -91,6 +90,10 @@ class SettingsSite:
         self._served: tuple[Path, StaticFiles] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # Imported here: the data-repo writer's command imports this module for `rebuild`,
+        # and needs none of the app's dependencies (some 100 ms of its every start).
+        from app.dependencies import app_settings  # noqa: PLC0415
+
         folder = app_settings(scope["app"]).site_dir
         served = self._served
         if served is None or served[0] != folder:
