@@ -3,10 +3,13 @@
 A Python process that exits tears its modules down and collects its cyclic garbage as it
 goes: for the libraries the commands import (FastAPI, SQLAlchemy, pydantic, Harbor) that
 is 40 ms of CPU for `hbench jobs upload` and over half a second for `hbench-app`, spent on
-memory the system takes back at once anyway. `gc.freeze()` as the last exit handler moves
+memory the system takes back at once anyway. `gc.freeze()` as an exit handler moves
 every object out of the collector's sight: objects still go when their last reference
-does, exit handlers (log flushing, temporary folders, child processes) all run before
-it, and only garbage in cycles is left to the system.
+does, and only garbage in cycles is left to the system. Every exit handler still runs:
+those registered after it (the upload workers' shutdown) before the freeze, those the
+standard library registered first (log flushing, weak-reference finalizers such as
+temporary folders', multiprocessing's children) after it, and none of them needs the
+collector.
 """
 
 from __future__ import annotations

@@ -107,8 +107,8 @@ def test_a_command_is_listed_with_its_own_help_and_runs_as_itself(name: str) -> 
 
 
 def test_the_command_exits_without_the_last_garbage_collections() -> None:
-    # The freeze is the last exit handler to run: any registered later (the upload
-    # workers' shutdown, temporary folders) has run by then.
+    # The freeze runs after every exit handler registered after it (the upload workers'
+    # shutdown): they have run by then.
     script = (
         "import atexit, gc\n"
         "at_start = gc.get_freeze_count()\n"  # what the interpreter froze itself
