@@ -24,6 +24,7 @@ import os
 import platform
 import stat
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
 
 import hyperscan
@@ -41,11 +42,18 @@ def cache_folder() -> Path:
     return Path(base) / "hbench" / "hyperscan"
 
 
+@cache
+def _built_by() -> bytes:
+    """The Hyperscan binding's version (it holds the library) and the CPU architecture,
+    read once: an engine asks for a key per rule it hops with."""
+    version = importlib.metadata.version("hyperscan")
+    return b"%s\0%s" % (version.encode(), platform.machine().encode())
+
+
 def cache_key(patterns: Sequence[bytes], flags: int) -> str:
     """What names one database: everything its compiled form depends on."""
     digest = hashlib.sha256()
-    version = importlib.metadata.version("hyperscan")  # the binding and the library it holds
-    for part in (version.encode(), platform.machine().encode(), b"%d" % flags):
+    for part in (_built_by(), b"%d" % flags):
         digest.update(part + b"\0")
     for pattern in patterns:
         digest.update(b"%d:" % len(pattern) + pattern)

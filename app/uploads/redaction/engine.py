@@ -25,7 +25,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import cast
@@ -33,7 +33,7 @@ from typing import cast
 import hyperscan
 
 from .checks import CompiledAllowlist, CompiledRule, Spans
-from .compiled import compiled
+from .compiled import compiled  # once per machine, then read back
 from .prefilter import hop_pattern, hyperscan_pattern
 from .rules import RuleSet, RuleSetError, default_ruleset
 
@@ -71,10 +71,6 @@ class Scan:
     the window's limit (`Engine.scan`)."""
 
 
-def _hyperscan(patterns: Sequence[bytes], flags: int) -> hyperscan.Database:
-    return compiled(patterns, flags)  # once per machine, then read back (compiled.py)
-
-
 def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sorted spans joined where they overlap: sorted, and apart."""
     union: list[tuple[int, int]] = []
@@ -107,11 +103,11 @@ class Engine:
 
     def _compile_all(self) -> hyperscan.Database:
         try:
-            return _hyperscan(self._patterns, hyperscan.HS_FLAG_SINGLEMATCH)
+            return compiled(self._patterns, hyperscan.HS_FLAG_SINGLEMATCH)
         except hyperscan.HyperscanError:
             for rule, pattern in zip(self.ruleset.rules, self._patterns, strict=True):
                 try:
-                    _hyperscan([pattern], hyperscan.HS_FLAG_SINGLEMATCH)
+                    compiled([pattern], hyperscan.HS_FLAG_SINGLEMATCH)
                 except hyperscan.HyperscanError as error:
                     raise RuleSetError(
                         f"rule {rule.id}: Hyperscan can't compile {pattern.decode()!r}: {error}"
@@ -213,7 +209,7 @@ class Engine:
                     # match, so the exact regex costs little even on a run of matches,
                     # and reports no match that RE2 then has to search for in vain.
                     exact = hop_pattern(self.ruleset.rules[index]).encode()
-                    database = self._hops[index] = _hyperscan([exact], 0)
+                    database = self._hops[index] = compiled([exact], 0)
         return database
 
     def _next_end(self, index: int, text: bytes, pos: int) -> int | None:
