@@ -170,6 +170,9 @@ def test_the_real_client_uploads_to_the_real_service(
             f"{service.url}/api/bench/uploads",
             content=packed(run_job.path),
             headers={"hpg-run-token": run.token, "content-type": "application/gzip"},
+            # The service checks the whole job before it refuses it, on a machine the
+            # other tests share: httpx's 5 s default ran out once in CI.
+            timeout=60,
         )
 
         assert first.returncode == 0, first.stderr
