@@ -10,12 +10,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from hbench.bench import DEFAULT_REGRADE_WAIT, Bench
+from hbench.cli.main import PLAIN, Listing
 from hbench.cli.output import console, errors, handled
 from hbench.cli.service_options import TokenEnvOption, UrlOption, token_from_env
 
 app = typer.Typer(
     help="Your bench: list, show, publish, withdraw and delete your uploaded jobs.",
     no_args_is_help=True,
+    rich_markup_mode=PLAIN,
+    cls=Listing,
 )
 
 JobArgument = Annotated[str, typer.Argument(help="The job's id, from `hbench bench list`.")]

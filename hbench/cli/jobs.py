@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from hbench.cli.main import PLAIN, Listing
 from hbench.cli.output import (
     byte_progress,
     check_resumable_with_progress,
@@ -30,7 +31,12 @@ if TYPE_CHECKING:
     from hbench.jobs.reader import Job
     from hbench.upload import UploadAnswer
 
-app = typer.Typer(help="Resume, verify, pack and upload job folders.", no_args_is_help=True)
+app = typer.Typer(
+    help="Resume, verify, pack and upload job folders.",
+    no_args_is_help=True,
+    rich_markup_mode=PLAIN,
+    cls=Listing,
+)
 
 JobPath = Annotated[
     Path,

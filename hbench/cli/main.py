@@ -10,6 +10,7 @@ one-line help is written here too, beside the module that holds it;
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any
 
 import typer
@@ -49,6 +50,26 @@ GROUPS = {
     ),
 }
 """Each group's module (whose `app` is the group) and its help, as `hbench --help` lists it."""
+PLAIN = None
+"""The markup mode of every `hbench` Typer, the groups' own included: Click's plain help and
+error text. Typer's Rich help imports Rich's Markdown and Markdown-It on every `--help` and
+every usage error, about half of `hbench --help`'s time (docs/benchmarks.md)."""
+
+
+class Listing(TyperGroup):
+    """A group of `hbench`: its help lists each command with the first paragraph of the
+    command's help, wrapped whole, where Click's would cut it at the line's end."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                first = inspect.cleandoc(command.short_help or command.help or "").split("\n\n")[0]
+                rows.append((name, " ".join(first.split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 class DeferredGroup(TyperGroup):
@@ -73,7 +94,7 @@ class DeferredCommand(TyperCommand):
     function = ""
 
     def load(self) -> TyperCommand:
-        single = typer.Typer(add_completion=False)
+        single = typer.Typer(add_completion=False, rich_markup_mode=PLAIN)
         function = getattr(importlib.import_module(self.module), self.function)
         settings = CONTEXT_SETTINGS.get(self.name or "")
         single.command(self.name, context_settings=settings)(function)
@@ -91,7 +112,7 @@ def _listed() -> None:
     """Stands in for a deferred command until it runs."""
 
 
-class Commands(TyperGroup):
+class Commands(Listing):
     """`hbench`'s own group: a deferred group or command becomes itself when it is the one
     run."""
 
@@ -108,11 +129,14 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     cls=Commands,
+    rich_markup_mode=PLAIN,
 )
 for _name, (_module, _function, _help) in COMMANDS.items():
     app.command(_name, cls=deferred_command(_module, _function), help=_help)(_listed)
 for _name, (_module, _help) in GROUPS.items():
-    app.add_typer(typer.Typer(cls=deferred(_module), help=_help), name=_name)
+    app.add_typer(
+        typer.Typer(cls=deferred(_module), help=_help, rich_markup_mode=PLAIN), name=_name
+    )
 
 
 def _version(value: bool) -> None:

@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from hbench.atomic import atomic_writer
+from hbench.cli.main import PLAIN, Listing
 from hbench.cli.output import console, handled, print_problems
 from hbench.errors import HbenchError
 from hbench.jobs.task_digest import dataset_digests
@@ -31,6 +32,8 @@ from registry.search import search as search_index
 app = typer.Typer(
     help="Search, pull and run the registry's benchmarks, and check registry folders.",
     no_args_is_help=True,
+    rich_markup_mode=PLAIN,
+    cls=Listing,
 )
 
 RegistryOption = Annotated[

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from hbench.cli.main import PLAIN, Listing
 from hbench.cli.output import console, handled
 from hbench.cli.service_options import TokenEnvOption, UrlOption, token_from_env
 from hbench.errors import HbenchError
@@ -29,7 +30,10 @@ from hbench.issue import (
 from hbench.sandbox import IMPORT_PATH
 
 app = typer.Typer(
-    help="Issue runs from an hbench service, list them, and abandon them.", no_args_is_help=True
+    help="Issue runs from an hbench service, list them, and abandon them.",
+    no_args_is_help=True,
+    rich_markup_mode=PLAIN,
+    cls=Listing,
 )
 
 
