@@ -14,6 +14,10 @@ _PLACEHOLDER_WORDS = frozenset(
     b"none null nil true false undefined changeme password secret redacted masked "
     b"placeholder example dummy sample".split()
 )
+_REDACTED_AFTER_A_WORD = re.compile(rb"[A-Za-z][A-Za-z_-]{0,31}(?:[:=]\s*|\s+)\[REDACTED\]")
+"""`COOKIE:[REDACTED]`, `Bearer [REDACTED]`: a scheme or a header's name before what a
+specific rule redacted, which a generic rule must not take for a new secret when it reads
+the text again (redacting twice changes nothing). Letters alone: no key's head."""
 _SEGMENT = re.compile(rb"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 KEY_WORDS = frozenset(
     b"key keys apikey token secret secrets password passwd pwd passphrase credential "
@@ -81,9 +85,12 @@ _NOT_LOWER = _without(b"abcdefghijklmnopqrstuvwxyz")
 
 
 def stands_for_a_secret(value: bytes) -> bool:
-    """`${VAR}`, `<password>`, `[REDACTED]`, `********`, `xxxx`, `null`: not the secret."""
+    """`${VAR}`, `<password>`, `[REDACTED]`, `Bearer [REDACTED]`, `********`, `xxxx`, `null`:
+    not the secret."""
     stripped = value.strip()
     if not stripped or stripped.startswith(_PLACEHOLDER_STARTS):
+        return True
+    if _REDACTED_AFTER_A_WORD.fullmatch(stripped):
         return True
     lowered = stripped.lower()
     if len(set(lowered)) <= 1 or lowered in _PLACEHOLDER_WORDS:

@@ -212,6 +212,17 @@ def test_redacting_twice_changes_nothing(name: str, template: str, secret: str) 
     assert redact_text(once).count == 0
 
 
+def test_a_header_redacted_inside_a_credentials_value_is_not_redacted_again() -> None:
+    # Found by test_fuzz_no_planted_key_survives: the cookie rule keeps the header's name,
+    # and a second pass must not take `COOKIE:[REDACTED]` for the token's own secret.
+    for header in ("COOKIE:", "COOKIE: "):
+        once = redact_text(f'"Token":"{header}0=1234"')
+        assert once.text == f'"Token":"{header}[REDACTED]"'
+        assert redact_text(once.text).count == 0
+    # What stands before the marker is a scheme's word only: anything else is redacted.
+    assert redact_text('token="ab12:[REDACTED]"').text == 'token="[REDACTED]"'
+
+
 # --- Assignments in every syntax ---------------------------------------------------------
 
 
