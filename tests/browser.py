@@ -12,6 +12,11 @@ CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
 
+WAIT_MS = 90_000
+"""How long a page may take to get where a test waits for it when it waits on the service's
+work (an upload's checks), not only on the page: Playwright's 30 s ran out once on a
+loaded two-core machine."""
+
 
 @contextmanager
 def chromium() -> Iterator[Browser]:

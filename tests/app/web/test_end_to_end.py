@@ -26,7 +26,7 @@ from app.github.client import GitHubKitClient, get_github
 from app.main import create_app
 from app.settings import Settings
 from hbench.sandbox import IMPORT_PATH
-from tests.browser import chromium
+from tests.browser import WAIT_MS, chromium
 from tests.fakes.github import FakeGitHub, create_fake_github
 from tests.hbench.cli.helpers import hbench, write_spec
 from tests.hbench.cli.service import loopback_socket, serving_on, url_of
@@ -95,6 +95,7 @@ def test_sign_in_issue_upload_and_publish_in_the_browser(
     url, settings = service
     github.signing_in = github.add_user("octocat")
     context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=url)
+    context.set_default_timeout(WAIT_MS)
     page: Page = context.new_page()
     console = Console(page)
     try:
