@@ -23,6 +23,8 @@ from tests.conftest import HarborJobFactory
 
 # The oracle, two attempts per task, as the reader's tests run it (one run per session).
 ORACLE_RUN = ("oracle-k2", "-k", "2")
+ORACLE_ONCE = ("oracle-k1",)
+"""The oracle, one attempt per task: half the trials, for a test that regrades in Docker."""
 
 
 @dataclass(frozen=True)
@@ -43,13 +45,20 @@ class SealedJob:
         return dest
 
 
-def sealed_job(harbor_job: HarborJobFactory, demo_registry: Path, folder: Path) -> SealedJob:
-    """Seal a copy of the session's real oracle job in `folder`."""
-    source = harbor_job(*ORACLE_RUN)
+def sealed_job(
+    harbor_job: HarborJobFactory,
+    demo_registry: Path,
+    folder: Path,
+    run: tuple[str, ...] = ORACLE_RUN,
+) -> SealedJob:
+    """Seal a copy of the session's real oracle job in `folder` (`run`: `ORACLE_RUN` or
+    `ORACLE_ONCE`)."""
+    source = harbor_job(*run)
     dest = folder / source.name
     shutil.copytree(source, dest)
     # `harbor_job` runs Harbor with -q, which config.json records, so the spec says it too.
-    spec = {**demo_spec(demo_registry, source.name, n_attempts=2), "quiet": True}
+    attempts = 2 if run == ORACLE_RUN else 1
+    spec = {**demo_spec(demo_registry, source.name, n_attempts=attempts), "quiet": True}
     seal(dest, spec_digest=spec_digest(spec))
     return SealedJob(dest, spec)
 

@@ -17,9 +17,10 @@ from app.db.models import Regrade, RegradeStatus
 from app.main import create_app
 from app.settings import Settings
 from hbench.jobs.manifest import seal
+from tests.conftest import HarborJobFactory
 
 from ..bench.conftest import FakeClock, issue_run, run_token, upload
-from ..bench.jobs import SealedJob, packed
+from ..bench.jobs import ORACLE_ONCE, SealedJob, packed, sealed_job
 from ..conftest import LOCAL, TokenFactory, bearer
 from ..publish.conftest import board_rows, write_data_repository
 from .conftest import regrade_queue
@@ -124,9 +125,18 @@ def test_a_reward_forged_in_every_copy_is_caught_by_the_regrade_and_kept_off_the
     assert shown["regrade"]["differences"][0]["regraded"] == {"reward": 0.0}
 
 
+@pytest.fixture(scope="module")
+def sealed_once(
+    harbor_job: HarborJobFactory, demo_registry: Path, tmp_path_factory: pytest.TempPathFactory
+) -> SealedJob:
+    """The real oracle job of one attempt per task, sealed: each regraded trial starts its
+    own containers, so five trials, not ten, show the docker environment as well."""
+    return sealed_job(harbor_job, demo_registry, tmp_path_factory.mktemp("once"), ORACLE_ONCE)
+
+
 @pytest.mark.docker
 def test_the_worker_regrades_in_harbors_docker_environment_where_docker_runs(
-    tmp_path: Path, sealed: SealedJob, docker_host: object
+    tmp_path: Path, sealed_once: SealedJob, docker_host: object
 ) -> None:
     """On one database (SQLite): it is the sandbox, not the database, under test here."""
     settings = Settings(
@@ -134,7 +144,7 @@ def test_the_worker_regrades_in_harbors_docker_environment_where_docker_runs(
         regrade_concurrency=4,
     )  # fmt: skip
     with TestClient(create_app(settings), **LOCAL) as local:
-        answer = upload(local, packed(sealed.path))
+        answer = upload(local, packed(sealed_once.path))
         assert answer.status_code == 201, answer.text
         assert regrade_queue(settings) == 1
         shown = local.get(f"/api/bench/jobs/{answer.json()['id']}").json()
