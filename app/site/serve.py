@@ -76,10 +76,10 @@ def site_files(folder: Path) -> StaticFiles:
     return SiteFiles(directory=folder, html=True, check_dir=False)
 
 
-def mount_site(app: FastAPI, folder: Path | None = None, path: str = SITE_PATH) -> None:
-    """Serve the site built into `folder` at `path`; without a folder, the one the app's
-    settings name (`site_dir`), read at each request as every handler reads them."""
-    app.mount(path, site_files(folder) if folder is not None else SettingsSite(), name="site")
+def mount_site(app: FastAPI, path: str = SITE_PATH) -> None:
+    """Serve at `path` the site in the folder the app's settings name (`site_dir`), read at
+    each request as every handler reads them."""
+    app.mount(path, SettingsSite(), name="site")
 
 
 class SettingsSite:

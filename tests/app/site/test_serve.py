@@ -8,14 +8,21 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from app.settings import Settings
 from app.site.serve import SiteFiles, mount_site, rebuild
 from sitebuild.build import STATE_FILE
 
 
-def test_the_mounted_site_serves_pages_and_their_json(data_repo: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "site"
+def mounted(tmp_path: Path) -> tuple[FastAPI, Path]:
+    """A bare app with the site mounted, and the folder its settings name for the site."""
     service = FastAPI()
-    mount_site(service, folder)
+    service.state.settings = Settings(state_dir=tmp_path / "state")
+    mount_site(service)
+    return service, service.state.settings.site_dir
+
+
+def test_the_mounted_site_serves_pages_and_their_json(data_repo: Path, tmp_path: Path) -> None:
+    service, folder = mounted(tmp_path)
     client = TestClient(service)
     assert client.get("/site/").status_code == 404  # nothing built yet
     report = rebuild(data_repo, folder)
@@ -57,9 +64,7 @@ def test_a_page_replaced_while_it_is_served_is_sent_whole(tmp_path: Path) -> Non
 
 
 def test_served_pages_keep_their_validators(data_repo: Path, tmp_path: Path) -> None:
-    folder = tmp_path / "site"
-    service = FastAPI()
-    mount_site(service, folder)
+    service, folder = mounted(tmp_path)
     rebuild(data_repo, folder)
     client = TestClient(service)
     home = client.get("/site/")
