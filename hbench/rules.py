@@ -119,6 +119,7 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("spec-folder-taken", 422, "The job folder holds a job of another spec"),
         ("harbor-missing", 422, "Harbor is not installed"),
         ("harbor-failed", 422, "Harbor exited with an error"),
+        ("docker-unavailable", 422, "The Docker daemon did not answer before Harbor started"),
         ("sandbox-unavailable", 422, "The demo's sandbox needs bubblewrap"),
         ("resume-seal-broken", 422, "A sealed job changed before it was resumed"),
     ),

@@ -5,11 +5,13 @@ only the two flags the service allows to differ (`--jobs-dir`, `--max-retries`).
 A spec that names its job also goes into the job's folder before Harbor starts
 (`hbench.jobs.spec_record`), so a run stopped before it was sealed still names it.
 Checking an existing job's seal first (`hbench.jobs.reseal`) and sealing the
-finished folder are the caller's steps.
+finished folder are the caller's steps. A job whose trials run in Docker first waits
+for the daemon to answer (`hbench.docker_daemon`), as Harbor's own check does not.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -21,6 +23,7 @@ from typing import Any
 
 from hbench.demo import lay_out
 from hbench.digest import spec_digest
+from hbench.docker_daemon import DOCKER, uses_docker, wait_for_daemon
 from hbench.errors import HbenchError
 from hbench.jobs.spec_record import SPEC_NAME, read_recorded_spec, record_spec, recorded_spec_digest
 
@@ -97,6 +100,8 @@ def run_spec(spec: Spec, *, jobs_dir: Path | None = None, max_retries: int | Non
     if planned is not None:
         _record(spec, planned)
     lay_out(_datasets(spec.data), Path.cwd())
+    if uses_docker(spec.data.get("environment")):
+        wait_for_daemon()
     argv = [harbor_binary(), "run", "--config", str(spec.path), "--yes"]
     if jobs_dir is not None:
         argv += ["--jobs-dir", str(jobs_dir)]
@@ -116,6 +121,8 @@ def run_harbor(args: list[str], jobs_dir: Path) -> Path:
     """`harbor run` with these arguments (which must write under `jobs_dir`, `-o`); the job
     folder it wrote. For runs hbench builds itself, such as `hbench registry run`."""
     before = _job_folders(jobs_dir)
+    if _option(args, "--env", "-e") == DOCKER:
+        wait_for_daemon()
     _run([harbor_binary(), "run", *args])
     created = sorted(_job_folders(jobs_dir) - before)
     if len(created) != 1:
@@ -132,7 +139,18 @@ def resume_job(job_dir: Path) -> None:
         )
     config = _read_config(job_dir / "config.json")
     lay_out(_datasets(config), Path.cwd())
+    if uses_docker(config.get("environment")):
+        wait_for_daemon()
     _run([harbor_binary(), "job", "resume", "--job-path", str(job_dir)])
+
+
+def _option(args: list[str], *names: str) -> str | None:
+    """The value of the last of these options in Harbor's arguments (`--env docker`)."""
+    value = None
+    for name, after in itertools.pairwise(args):
+        if name in names:
+            value = after
+    return value
 
 
 def _datasets(config: dict[str, Any]) -> list[object]:

@@ -1,0 +1,98 @@
+"""Waiting for the Docker daemon before Harbor starts: real commands stand in for `docker
+info` (one that fails until its third call, one that hangs), and a clock the test moves."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from hbench.docker_daemon import uses_docker, wait_for_daemon
+from hbench.errors import HbenchError
+from hbench.runner import run_harbor
+
+FAILS_TWICE = """
+import pathlib, sys
+calls = pathlib.Path(sys.argv[1])
+calls.write_text(calls.read_text() + "x" if calls.exists() else "x")
+if len(calls.read_text()) < 3:
+    sys.exit("Cannot connect to the Docker daemon at unix:///var/run/docker.sock")
+print("28.2.2")
+"""
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.pauses: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def pause(self, seconds: float) -> None:
+        self.pauses.append(seconds)
+        self.now += seconds
+
+
+def test_it_returns_as_soon_as_the_daemon_answers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    clock, calls = Clock(), tmp_path / "calls"
+    command = (sys.executable, "-c", FAILS_TWICE, str(calls))
+    wait_for_daemon(command=command, clock=clock, pause=clock.pause)
+    assert calls.read_text() == "xxx"
+    assert clock.pauses == [1.0, 1.0]
+    said = capsys.readouterr().err
+    assert "waiting for the Docker daemon (exited with status 1: Cannot connect" in said
+    assert "the Docker daemon answered after 2 s" in said
+
+
+def test_a_daemon_that_answers_at_once_says_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    clock = Clock()
+    wait_for_daemon(command=("true",), clock=clock, pause=clock.pause)
+    assert clock.pauses == []
+    assert capsys.readouterr().err == ""
+
+
+def test_a_slow_daemon_stops_the_run_with_the_rule_code() -> None:
+    clock = Clock()
+    with pytest.raises(HbenchError) as raised:
+        wait_for_daemon(
+            seconds=3, call_seconds=0.2, command=("sleep", "5"), clock=clock, pause=clock.pause
+        )
+    assert raised.value.code == "docker-unavailable"
+    assert "within 3 s (the last call took more than 0.2 s)" in str(raised.value)
+    assert clock.pauses == [1.0, 1.0, 1.0]
+
+
+def test_only_the_docker_environment_waits() -> None:
+    assert uses_docker({"type": "docker"})
+    assert not uses_docker({"type": "docker", "import_path": "hbench.sandbox:Sandbox"})
+    assert not uses_docker({"type": "daytona"})
+    assert not uses_docker({})
+    assert not uses_docker(None)
+
+
+def test_harbor_starts_once_the_daemon_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--env docker` with a daemon that fails its first `docker info`: hbench asks again,
+    and Harbor starts only after the answer."""
+    bin_dir, jobs, log = tmp_path / "bin", tmp_path / "jobs", tmp_path / "log"
+    bin_dir.mkdir()
+    docker = bin_dir / "docker"
+    docker.write_text(
+        f"#!/bin/sh\nif [ -e {log} ]; then echo docker-answered >>{log}; echo 28.2.2; exit 0; fi\n"
+        f"echo docker-failed >{log}; echo 'Cannot connect to the Docker daemon' >&2; exit 1\n"
+    )
+    harbor = bin_dir / "harbor"
+    harbor.write_text(
+        f"#!/bin/sh\necho harbor >>{log}\nmkdir -p {jobs}/j\ntouch {jobs}/j/config.json\n"
+    )
+    for script in (docker, harbor):
+        script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setattr("hbench.runner.harbor_binary", lambda: str(harbor))
+    assert run_harbor(["--env", "docker", "-o", str(jobs)], jobs) == jobs / "j"
+    assert log.read_text().split() == ["docker-failed", "docker-answered", "harbor"]
