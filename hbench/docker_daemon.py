@@ -2,9 +2,11 @@
 
 Harbor checks the daemon once, with one `docker info` of ten seconds, and gives up on the
 whole job when that call fails or is slow. A runner's daemon that is still starting, or
-busy creating other containers, is often slower than that for a moment. hbench asks first,
-once a second for up to two minutes, and starts Harbor as soon as one call answers within
-Harbor's own ten seconds; after two minutes the run stops with `docker-unavailable`.
+busy creating other containers, is often slower than that for a moment. hbench makes the
+same call first (plain `docker info`: the client's plugins are listed too, which a
+`--format` of the server's fields skips), once a second for up to two minutes, and starts
+Harbor as soon as one answers within Harbor's ten seconds; after two minutes the run
+stops with `docker-unavailable`.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def wait_for_daemon(
         found = shutil.which(DOCKER)
         if found is None:
             return
-        command = (found, "info", "--format", "{{.ServerVersion}}")
+        command = (found, "info")
     start = clock()
     said_waiting = False
     while True:
