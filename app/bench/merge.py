@@ -30,6 +30,10 @@ from registry.evidence import RegradeOutcome, RunEvidence
 STATUS_ORDER = ("failed", "skipped", "passed")
 """A check's outcomes, worst first: the merged check takes its shards' worst."""
 REGRADE_ORDER: tuple[RegradeOutcome, ...] = ("failed", "not-regradable", "agreed")
+WAITING = ("running", "queued")
+"""A regrade's statuses before it ends: the merged job waits while any shard's does."""
+ENDED_ORDER = ("disagreed", "failed", "not_regradable", "agreed")
+"""A regrade's statuses once it ended, worst first: the merged job shows its worst shard's."""
 
 
 @dataclass(frozen=True)
@@ -264,3 +268,27 @@ def merged_evidence(shards: Sequence[RunEvidence], ci: bool) -> RunEvidence:
         regrade_note=worst.regrade_note,
         ci=ci and all(e.ci for e in shards),
     )
+
+
+def merged_regrade(shards: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The run's regrade as Your bench and the API show it (`regrade_json` of each shard's,
+    in shard order): a shard still waiting, else the worst shard's outcome, with the shard
+    named in the note and every shard's differing trials; agreed only when every one did."""
+    if not shards:
+        raise ValueError("a merged job has at least one shard")
+    total = len(shards)
+    for status in WAITING:
+        for index, regrade in enumerate(shards, 1):
+            if regrade["status"] == status:
+                note = f"shard {index} of {total} is {status} for its regrade"
+                return {"status": status, "note": note, "differences": []}
+    index, worst = min(enumerate(shards, 1), key=lambda pair: ENDED_ORDER.index(pair[1]["status"]))
+    if worst["status"] == "agreed":
+        note = f"each of its {total} shards was regraded, and every graded trial agreed"
+        return {"status": "agreed", "note": note, "differences": []}
+    said = worst["note"] or "no reason was recorded"
+    return {
+        "status": worst["status"],
+        "note": f"shard {index} of {total}: {said}",
+        "differences": [d for regrade in shards for d in regrade["differences"]],
+    }

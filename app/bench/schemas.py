@@ -11,7 +11,9 @@ from datetime import datetime
 from typing import Literal, Self
 
 from pydantic import BaseModel, Field
+from sqlalchemy.orm import object_session
 
+from app.bench import shards
 from app.bench.actions import NOT_PLACEABLE, JobActions, job_actions
 from app.bench.retention import Policy
 from app.checks.summary import JobSummary, SummaryBoards
@@ -150,7 +152,11 @@ class JobInfo(BaseModel):
         """The job as stored; `counted` is why a copy of a job that counted can't count
         again (`app.bench.service.counted_before`), read at the time of the answer."""
         summary = JobSummary.of(row)
-        regrade = regrade_json(row.regrade)
+        # A sharded run's merged job has no regrade of its own: its shards' say it.
+        session = object_session(row)
+        merged = None if session is None else shards.regrade_of(session, row)
+        regrade = regrade_json(row.regrade) if merged is None else merged
+        evidence = None if session is None else shards.evidence_of(session, row)
         boards = job_boards(summary.boards, counted)
         return cls(
             id=row.id,
@@ -169,7 +175,7 @@ class JobInfo(BaseModel):
             uploaded_at=row.uploaded_at,
             regrade=RegradeInfo.model_validate(regrade),
             evidence=run_levels(
-                run_evidence(row, row.regrade), issued=row.issued_run_id is not None
+                evidence or run_evidence(row, row.regrade), issued=row.issued_run_id is not None
             ),
             actions=job_actions(row, policy, now, unplaced=unplaced(row, boards)),
         )

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
@@ -31,7 +32,7 @@ from app.blobs import BlobStore
 from app.checks.summary import JobSummary, SummaryCi
 from app.db.models import IssuedRun, IssuedRunStatus, Job, JobStatus, Regrade
 from app.db.session import Database
-from app.regrade.service import publish_refusal, run_evidence
+from app.regrade.service import publish_refusal, regrade_json, run_evidence
 from hbench.errors import HbenchError, Problem
 from registry.evidence import RunEvidence
 
@@ -287,6 +288,15 @@ def evidence_of(session: Session, row: Job) -> RunEvidence | None:
     summary = JobSummary.of(row)
     each = [run_evidence(shard, session.get(Regrade, shard.id)) for shard in shards]
     return merge.merged_evidence(each, ci=summary.ci is not None and summary.ci.run_on_ci)
+
+
+def regrade_of(session: Session, row: Job) -> dict[str, Any] | None:
+    """A merged job's regrade as Your bench shows it, from its shards' (None for any other
+    job, whose own regrade row says it)."""
+    shards = merged_shards(session, row)
+    if not shards:
+        return None
+    return merge.merged_regrade([regrade_json(session.get(Regrade, s.id)) for s in shards])
 
 
 def refuse_if_part(session: Session, row: Job) -> None:

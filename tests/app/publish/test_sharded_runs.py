@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from app.auth.service import ensure_account
 from app.auth.tokens import hash_token, new_run_token
-from app.bench.merge import merged_ci, mixed_workflow_runs
+from app.bench.merge import merged_ci, merged_regrade, mixed_workflow_runs
 from app.bench.shards import complete_pending
 from app.blobs import LocalBlobStore
 from app.checks.summary import JobSummary, SummaryCi
@@ -180,6 +180,14 @@ def test_the_last_shard_forms_the_runs_one_job_published_and_counted_once(
     assert names == [f"{RUN_NAME}/{RUN_NAME}-{i}of3.tar.gz" for i in (1, 2, 3)]
 
     token = make_token("alice")
+    # Your bench shows the run's regrade from its shards' (this service regrades nothing).
+    shown = client.get(f"/api/bench/jobs/{merged.id}", headers={"authorization": f"Bearer {token}"})
+    assert shown.status_code == 200, shown.text
+    assert shown.json()["regrade"] == {
+        "status": "not_regradable",
+        "note": "shard 1 of 3: this service does not regrade jobs",
+        "differences": [],
+    }
     alone = publish(client, answers[0]["id"], token)
     assert (alone.status_code, alone.json()["code"]) == (409, "run-shard-part")
     assert counts(db) == []
@@ -285,3 +293,25 @@ def test_shards_of_different_workflow_runs_are_mixed() -> None:
     merged = merged_ci([one, one])
     assert merged is not None and merged.run_on_ci and merged.run_id == 7
     assert merged_ci([one, other]) is None and merged_ci([one, None]) is None
+
+
+def test_the_runs_regrade_waits_for_every_shard_then_shows_the_worst() -> None:
+    def shard(status: str, note: str | None = None, *differences: str) -> dict[str, Any]:
+        return {"status": status, "note": note, "differences": list(differences)}
+
+    agreed = shard("agreed")
+    assert merged_regrade([agreed, shard("queued"), shard("running")]) == {
+        "status": "running",
+        "note": "shard 3 of 3 is running for its regrade",
+        "differences": [],
+    }
+    assert merged_regrade([agreed, agreed])["status"] == "agreed"
+    assert merged_regrade([agreed, agreed])["note"] == (
+        "each of its 2 shards was regraded, and every graded trial agreed"
+    )
+    mixed = [shard("failed", "no docker", "a"), agreed, shard("disagreed", None, "b", "c")]
+    assert merged_regrade(mixed) == {
+        "status": "disagreed",
+        "note": "shard 3 of 3: no reason was recorded",
+        "differences": ["a", "b", "c"],
+    }
