@@ -1,6 +1,8 @@
 """The client side of an upload in parts (docs/uploads.md): open a session, send each part
 with its sha256, and complete it; after a dropped connection, ask the session which parts
-it holds and go on from there.
+it holds and go on from there. Opening a session for an archive the service already has an
+open session of (the same bytes, so the same sha256: packing is deterministic) answers that
+session, so an upload run again after the client stopped goes on from its parts too.
 
 A part is sent whole or not at all: the service keeps a part only once every byte of it has
 arrived and matches its sha256, so a connection dropped mid-part costs that part alone.
@@ -76,6 +78,9 @@ class PartSender:
             return opened
         state: dict[str, Any] = opened.body
         session = f"{self.url}/{state['id']}"
+        held = len(state["received"]) * self.part_bytes
+        if held and self.progress is not None:
+            self.progress(min(held, total))  # what an earlier try of this upload sent
         while state["next_part"] is not None:
             number = int(state["next_part"])
             data = self.part(number)
@@ -160,7 +165,8 @@ class PartSender:
         return HbenchError(
             "upload-unreachable",
             f"could not upload to {url} after {self.retries + 1} tries ({why}); the parts "
-            "sent so far wait in the service until the session expires",
+            "sent so far wait in the service until the session expires: the same upload run "
+            "again goes on from them",
         )
 
     def base(self) -> dict[str, str]:

@@ -101,20 +101,30 @@ SessionId = Annotated[uuid.UUID, PathParam(description="The session's id.")]
     description="For a job over the 95 MiB one request may send (up to its board's "
     "`uploadMaxBytes` for an issued run's job). Authenticate as for `POST /api/bench/uploads`: "
     "an API token, or an issued run's `hpg-run-token`. The parts wait in the service for "
-    "`HBENCH_UPLOAD_SESSION_LIFETIME` (24 hours) at most.",
+    "`HBENCH_UPLOAD_SESSION_LIFETIME` (24 hours) at most. Declaring the archive of a "
+    "session you have open (the same `sha256`, `total_bytes` and `part_bytes`, with the same "
+    "token or run token) answers that session, 200 instead of 201, with the parts it holds: "
+    "a client that stopped goes on from its `next_part`.",
     status_code=status.HTTP_201_CREATED,
     response_model=SessionState,
-    responses=error_responses(
-        *AUTH,
-        "upload-session-invalid",
-        "upload-sessions-too-many",
-        "upload-too-large",
-        "request-invalid",
-    ),
+    responses={
+        status.HTTP_200_OK: {
+            "model": SessionState,
+            "description": "The session of this archive you had open, with the parts it holds",
+        },
+        **error_responses(
+            *AUTH,
+            "upload-session-invalid",
+            "upload-sessions-too-many",
+            "upload-too-large",
+            "request-invalid",
+        ),
+    },
 )
 def open_session(
     body: SessionRequest,
     uploader: UploaderDep,
+    response: Response,
     *,
     settings: SettingsDep,
     database: DatabaseDep,
@@ -124,9 +134,14 @@ def open_session(
     declared = parts.Declared(body.total_bytes, body.sha256, body.part_bytes)
     caps = job_caps(settings, registry, uploader)
     parts.refuse_declared(declared, sent_cap=caps.sent, request_max=settings.upload_max_bytes)
+    now = clock()
     with database.session() as session:
+        same = parts.open_of(session, uploader, declared, now=now)
+        if same is not None:
+            response.status_code = status.HTTP_200_OK
+            return SessionState.from_row(same)
         row = parts.open_session(
-            session, uploader, declared, now=clock(),
+            session, uploader, declared, now=now,
             lifetime=settings.upload_session_lifetime,
             per_account=settings.upload_sessions_per_account,
         )  # fmt: skip

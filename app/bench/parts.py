@@ -150,6 +150,28 @@ def open_session(
     return row
 
 
+def open_of(
+    session: Session, uploader: Uploader, declared: Declared, *, now: datetime
+) -> UploadSession | None:
+    """The newest open session of the uploader (its account and run token) declaring the
+    same archive (its sha256, size and part size), if one is open still: a client that
+    stopped goes on from the parts the service holds."""
+    return session.scalars(
+        select(UploadSession)
+        .where(
+            UploadSession.owner_id == uploader.account_id,
+            UploadSession.run_id == uploader.run_id,
+            UploadSession.sha256 == declared.sha256,
+            UploadSession.total_bytes == declared.total_bytes,
+            UploadSession.part_bytes == declared.part_bytes,
+            UploadSession.status == OPEN,
+            UploadSession.expires_at > now,
+        )
+        .order_by(UploadSession.created_at.desc())
+        .limit(1)
+    ).first()
+
+
 def owned(session: Session, uploader: Uploader, session_id: uuid.UUID) -> UploadSession:
     """The uploader's session; another's (another account's, or another run token's) is
     answered as missing."""

@@ -173,8 +173,10 @@ def upload(
 
     A job over 95 MiB packed is sent in parts (docs/uploads.md): each part is checked by
     the service as it arrives, and after a dropped connection the upload goes on from the
-    first part the service lacks (up to 5 tries in a row). The service then checks the
-    whole job as it checks one sent at once, up to its board's cap.
+    first part the service lacks (up to 5 tries in a row). Run the same command again after
+    it stopped, with the same --part-size: it goes on from the parts the service holds, for
+    as long as they wait there (24 hours). The service then checks the whole job as it
+    checks one sent at once, up to its board's cap.
 
     Exits 1 when the job fails its checks here or the service refuses it.
     """

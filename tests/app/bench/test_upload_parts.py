@@ -314,9 +314,40 @@ def test_a_session_expires_and_the_sweep_removes_it(
 def test_an_account_has_few_sessions_open_at_once(
     client: TestClient, *, padded_archive: bytes, settings: Settings
 ) -> None:
-    for _ in range(settings.upload_sessions_per_account):
-        assert open_session(client, padded_archive).status_code == 201
-    refused(open_session(client, padded_archive), 429, "upload-sessions-too-many")
+    # Each of another part size: the same declaration again answers its open session.
+    for n in range(1, settings.upload_sessions_per_account + 1):
+        assert open_session(client, padded_archive, n * MIB).status_code == 201
+    refused(open_session(client, padded_archive, 8 * MIB), 429, "upload-sessions-too-many")
+    assert open_session(client, padded_archive).status_code == 200
+
+
+def test_the_same_archive_declared_again_goes_on_from_the_parts_held(
+    client: TestClient, *, db: Session, make_token: TokenFactory, padded_archive: bytes
+) -> None:
+    """A client that stopped part way opens its session again: the service answers the
+    session it holds (200) with its parts, and the upload goes on from `next_part`."""
+    remote = TestClient(client.app, **REMOTE)
+    alice, bob = bearer(make_token("alice")), bearer(make_token("bob"))
+    first = open_session(remote, padded_archive, **alice)
+    assert first.status_code == 201, first.text
+    session, pieces = first.json()["id"], cut(padded_archive)
+    assert put_part(remote, session, 1, pieces[0], **alice).status_code == 200
+
+    again = open_session(remote, padded_archive, **alice)
+    assert again.status_code == 200, again.text
+    assert again.json()["id"] == session
+    assert again.json()["received"] == [sha(pieces[0])] and again.json()["next_part"] == 2
+    # Another account, or another part size, is another session.
+    assert open_session(remote, padded_archive, **bob).json()["id"] != session
+    assert open_session(remote, padded_archive, 2 * MIB, **alice).json()["id"] != session
+    assert sessions(db) == 3
+
+    for number, piece in enumerate(pieces[1:], 2):
+        assert put_part(remote, session, number, piece, **alice).status_code == 200
+    done = remote.post(f"{SESSIONS}/{session}/complete", headers=alice)
+    assert done.status_code == 201, done.text
+    # Completed, it is no longer the archive's open session.
+    assert open_session(remote, padded_archive, **alice).json()["id"] != session
 
 
 def test_an_issued_run_is_held_to_its_boards_caps(

@@ -17,8 +17,10 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.db.models import UploadSession
 from app.registry import default_registry, get_registry
 from app.settings import Settings
 from hbench.action import upload as action_upload
@@ -193,5 +195,43 @@ def test_the_client_resumes_after_a_dropped_connection(
     assert cut.dropped == 1
     # Part 2 was cut off and sent again: each part counted once, when it was taken.
     assert sent == [MIB, MIB, archive.stat().st_size - 2 * MIB]
+    assert [str(row.id) for row in job_rows(db)] == [answer.body["id"]]
+    assert part_blobs(settings) == []
+
+
+class ClientStoppedError(Exception):
+    """The client's process ending part way (killed, the machine asleep)."""
+
+
+def test_the_same_upload_run_again_after_the_client_stopped_goes_on_from_its_parts(
+    app: FastAPI,
+    *,
+    db: Session,
+    settings: Settings,
+    make_token: TokenFactory,
+    sealed: SealedJob,
+    tmp_path: Path,
+) -> None:
+    job = sealed.copy_to(tmp_path)
+    pad_job(job, 5 * MIB // 2)
+    archive = tmp_path / "job.tgz"
+    archive.write_bytes(packed(job))
+    alice = bearer(make_token("alice"))
+
+    def stop_after_one_part(sent: int) -> None:
+        raise ClientStoppedError(sent)
+
+    sent: list[int] = []
+    with serving(app) as url:
+        endpoint = f"{url}/api/bench/uploads"
+        with pytest.raises(ClientStoppedError):
+            send_in_parts(endpoint, archive, alice, part_bytes=MIB, progress=stop_after_one_part)
+        answer = send_in_parts(endpoint, archive, alice, part_bytes=MIB, progress=sent.append)
+
+    assert answer.status_code == 201, answer.body
+    # The held part counts at once; the two the service lacked were sent.
+    assert sent == [MIB, MIB, archive.stat().st_size - 2 * MIB]
+    db.rollback()
+    assert db.scalar(select(func.count()).select_from(UploadSession)) == 1
     assert [str(row.id) for row in job_rows(db)] == [answer.body["id"]]
     assert part_blobs(settings) == []
