@@ -121,7 +121,7 @@ def run_harbor(args: list[str], jobs_dir: Path) -> Path:
     """`harbor run` with these arguments (which must write under `jobs_dir`, `-o`); the job
     folder it wrote. For runs hbench builds itself, such as `hbench registry run`."""
     before = _job_folders(jobs_dir)
-    if _option(args, "--env", "-e") == DOCKER:
+    if _option(args, "--env", "-e") in (None, DOCKER):  # Harbor's default is docker
         wait_for_daemon()
     _run([harbor_binary(), "run", *args])
     created = sorted(_job_folders(jobs_dir) - before)

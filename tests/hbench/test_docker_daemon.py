@@ -66,12 +66,29 @@ def test_a_slow_daemon_stops_the_run_with_the_rule_code() -> None:
     assert clock.pauses == [1.0, 1.0, 1.0]
 
 
+def test_a_slow_answer_is_asked_again_and_handed_to_harbor_at_the_end(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Answers slower than the quick bound: asked again until the wait is over, then
+    Harbor gets its own try (it allows ten seconds)."""
+    clock = Clock()
+    wait_for_daemon(
+        seconds=2, quick_seconds=0.05, command=("sleep", "0.2"), clock=clock, pause=clock.pause
+    )
+    assert clock.pauses == [1.0, 1.0]
+    said = capsys.readouterr().err
+    assert "waiting for the Docker daemon (answered in 0.2 s, slower than 0.05 s)" in said
+    assert "the Docker daemon answered after 2 s" in said
+
+
 def test_only_the_docker_environment_waits() -> None:
     assert uses_docker({"type": "docker"})
+    # A spec naming no environment runs in Harbor's default one, Docker.
+    assert uses_docker({}) and uses_docker(None) and uses_docker({"force_build": True})
     assert not uses_docker({"type": "docker", "import_path": "hbench.sandbox:Sandbox"})
+    assert not uses_docker({"import_path": "hbench.sandbox:Sandbox"})
     assert not uses_docker({"type": "daytona"})
-    assert not uses_docker({})
-    assert not uses_docker(None)
+    assert not uses_docker("docker")
 
 
 def test_harbor_starts_once_the_daemon_answered(
