@@ -6,7 +6,8 @@ A spec that names its job also goes into the job's folder before Harbor starts
 (`hbench.jobs.spec_record`), so a run stopped before it was sealed still names it.
 Checking an existing job's seal first (`hbench.jobs.reseal`) and sealing the
 finished folder are the caller's steps. A job whose trials run in Docker first waits
-for the daemon to answer (`hbench.docker_daemon`), as Harbor's own check does not.
+for the daemon to answer (`hbench.docker_daemon`), and Harbor refused by its own check of
+the daemon, before it began, is started again.
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ from hbench.errors import HbenchError
 from hbench.jobs.spec_record import SPEC_NAME, read_recorded_spec, record_spec, recorded_spec_digest
 
 DEFAULT_JOBS_DIR = "jobs"
+HARBOR_TRIES = 3
+"""Starts of Harbor, in all, when its own check of the Docker daemon refuses the run."""
+DAEMON_REFUSAL = b"Docker daemon is not running"
+"""What Harbor's check of the daemon says when its one `docker info` failed or was slow."""
 
 
 @dataclass(frozen=True)
@@ -100,14 +105,12 @@ def run_spec(spec: Spec, *, jobs_dir: Path | None = None, max_retries: int | Non
     if planned is not None:
         _record(spec, planned)
     lay_out(_datasets(spec.data), Path.cwd())
-    if uses_docker(spec.data.get("environment")):
-        wait_for_daemon()
     argv = [harbor_binary(), "run", "--config", str(spec.path), "--yes"]
     if jobs_dir is not None:
         argv += ["--jobs-dir", str(jobs_dir)]
     if max_retries is not None:
         argv += ["--max-retries", str(max_retries)]
-    _run(argv)
+    _run(argv, docker=uses_docker(spec.data.get("environment")))
     if spec.job_name is not None:
         return root / spec.job_name
     # Harbor names an unnamed job by the time it started: the one new folder is ours.
@@ -121,9 +124,8 @@ def run_harbor(args: list[str], jobs_dir: Path) -> Path:
     """`harbor run` with these arguments (which must write under `jobs_dir`, `-o`); the job
     folder it wrote. For runs hbench builds itself, such as `hbench registry run`."""
     before = _job_folders(jobs_dir)
-    if _option(args, "--env", "-e") in (None, DOCKER):  # Harbor's default is docker
-        wait_for_daemon()
-    _run([harbor_binary(), "run", *args])
+    # Harbor's default environment is Docker.
+    _run([harbor_binary(), "run", *args], docker=_option(args, "--env", "-e") in (None, DOCKER))
     created = sorted(_job_folders(jobs_dir) - before)
     if len(created) != 1:
         message = f"could not tell which folder under {jobs_dir} Harbor wrote"
@@ -139,9 +141,8 @@ def resume_job(job_dir: Path) -> None:
         )
     config = _read_config(job_dir / "config.json")
     lay_out(_datasets(config), Path.cwd())
-    if uses_docker(config.get("environment")):
-        wait_for_daemon()
-    _run([harbor_binary(), "job", "resume", "--job-path", str(job_dir)])
+    argv = [harbor_binary(), "job", "resume", "--job-path", str(job_dir)]
+    _run(argv, docker=uses_docker(config.get("environment")))
 
 
 def _option(args: list[str], *names: str) -> str | None:
@@ -191,10 +192,42 @@ def _job_folders(root: Path) -> set[str]:
     return {p.name for p in root.iterdir() if (p / "config.json").is_file()}
 
 
-def _run(argv: list[str]) -> None:
-    """Run Harbor on this terminal, so its own progress display shows; fail on a non-zero exit."""
-    code = subprocess.run(argv, env=harbor_env(), check=False).returncode
-    if code != 0:
-        raise HbenchError(
-            "harbor-failed", f"Harbor exited with status {code}; its own output above says why"
+def _run(argv: list[str], *, docker: bool = False) -> None:
+    """Run Harbor on this terminal, so its own progress display shows; fail on a non-zero
+    exit. With `docker`, wait for the daemon first, and start Harbor again (up to
+    HARBOR_TRIES in all) when its own check of the daemon refused the run: that check comes
+    before Harbor does anything, and one slow answer of a busy daemon fails it."""
+    for attempt in range(1, HARBOR_TRIES + 1):
+        if docker:
+            wait_for_daemon()
+        code, refused = _harbor(argv, watch=DAEMON_REFUSAL if docker else None)
+        if code == 0:
+            return
+        if not refused or attempt == HARBOR_TRIES:
+            break
+        print(
+            f"Harbor's own check found the Docker daemon too slow to answer (try {attempt} of "
+            f"{HARBOR_TRIES}); hbench waits for the daemon and starts Harbor again",
+            file=sys.stderr,
         )
+    raise HbenchError(
+        "harbor-failed", f"Harbor exited with status {code}; its own output above says why"
+    )
+
+
+def _harbor(argv: list[str], *, watch: bytes | None) -> tuple[int, bool]:
+    """Harbor's exit status, and whether its error output held `watch`: that output passes
+    through line by line to this process's, the rest goes straight to the terminal."""
+    if watch is None:
+        return subprocess.run(argv, env=harbor_env(), check=False).returncode, False
+    seen = False
+    out = getattr(sys.stderr, "buffer", None)
+    with subprocess.Popen(argv, env=harbor_env(), stderr=subprocess.PIPE) as harbor:
+        for line in harbor.stderr or ():
+            seen = seen or watch in line
+            if out is not None:
+                out.write(line)
+                out.flush()
+            else:
+                sys.stderr.write(line.decode("utf-8", "replace"))
+    return harbor.returncode, seen

@@ -113,3 +113,48 @@ def test_harbor_starts_once_the_daemon_answered(
     monkeypatch.setattr("hbench.runner.harbor_binary", lambda: str(harbor))
     assert run_harbor(["--env", "docker", "-o", str(jobs)], jobs) == jobs / "j"
     assert log.read_text().split() == ["docker-failed", "docker-answered", "harbor"]
+
+
+def fake_tools(tmp_path: Path, harbor_body: str) -> tuple[Path, Path, Path]:
+    """A `docker` that answers, and a `harbor` of this shell body: its folder, the jobs
+    folder, and the log of their calls."""
+    bin_dir, jobs, log = tmp_path / "bin", tmp_path / "jobs", tmp_path / "log"
+    bin_dir.mkdir()
+    (bin_dir / "docker").write_text(f"#!/bin/sh\necho docker >>{log}\n")
+    (bin_dir / "harbor").write_text(f"#!/bin/sh\necho harbor >>{log}\n{harbor_body}")
+    for script in bin_dir.iterdir():
+        script.chmod(0o755)
+    return bin_dir, jobs, log
+
+
+def test_harbor_refused_by_its_own_daemon_check_is_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Harbor's check found the daemon slow once: hbench waits for it and starts Harbor
+    again, which runs the job."""
+    bin_dir, jobs, log = fake_tools(tmp_path, "")
+    (bin_dir / "harbor").write_text(
+        f"#!/bin/sh\necho harbor >>{log}\n"
+        f"if [ $(grep -c harbor {log}) -lt 2 ]; then\n"
+        "  echo 'Docker daemon is not running. Please start Docker and try again.' >&2; exit 1\n"
+        f"fi\nmkdir -p {jobs}/j && touch {jobs}/j/config.json\n"
+    )
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setattr("hbench.runner.harbor_binary", lambda: str(bin_dir / "harbor"))
+    assert run_harbor(["-o", str(jobs)], jobs) == jobs / "j"
+    assert log.read_text().split() == ["docker", "harbor", "docker", "harbor"]
+    said = capfd.readouterr().err
+    assert "Docker daemon is not running" in said  # Harbor's own words pass through
+    assert "too slow to answer (try 1 of 3); hbench waits for the daemon" in said
+
+
+def test_harbor_failing_otherwise_is_not_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir, jobs, log = fake_tools(tmp_path, "echo 'the config is invalid' >&2; exit 2\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    monkeypatch.setattr("hbench.runner.harbor_binary", lambda: str(bin_dir / "harbor"))
+    with pytest.raises(HbenchError) as raised:
+        run_harbor(["--env", "docker", "-o", str(jobs)], jobs)
+    assert raised.value.code == "harbor-failed"
+    assert log.read_text().split() == ["docker", "harbor"]
