@@ -154,9 +154,8 @@ class JobInfo(BaseModel):
         summary = JobSummary.of(row)
         # A sharded run's merged job has no regrade of its own: its shards' say it.
         session = object_session(row)
-        merged = None if session is None else shards.regrade_of(session, row)
-        regrade = regrade_json(row.regrade) if merged is None else merged
-        evidence = None if session is None else shards.evidence_of(session, row)
+        merged = None if session is None else shards.merged_view(session, row)
+        regrade, evidence = merged or (regrade_json(row.regrade), run_evidence(row, row.regrade))
         boards = job_boards(summary.boards, counted)
         return cls(
             id=row.id,
@@ -174,9 +173,7 @@ class JobInfo(BaseModel):
             issued_run_id=row.issued_run_id,
             uploaded_at=row.uploaded_at,
             regrade=RegradeInfo.model_validate(regrade),
-            evidence=run_levels(
-                evidence or run_evidence(row, row.regrade), issued=row.issued_run_id is not None
-            ),
+            evidence=run_levels(evidence, issued=row.issued_run_id is not None),
             actions=job_actions(row, policy, now, unplaced=unplaced(row, boards)),
         )
 

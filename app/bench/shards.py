@@ -282,21 +282,23 @@ def publish_problem(session: Session, row: Job) -> Problem | None:
 
 def evidence_of(session: Session, row: Job) -> RunEvidence | None:
     """A merged job's evidence, from its shards' (None for any other job)."""
+    view = merged_view(session, row)
+    return None if view is None else view[1]
+
+
+def merged_view(session: Session, row: Job) -> tuple[dict[str, Any], RunEvidence] | None:
+    """A merged job's regrade as Your bench shows it, and its evidence, both from its
+    shards' (None for any other job, whose own regrade row says them)."""
     shards = merged_shards(session, row)
     if not shards:
         return None
+    regrades = [session.get(Regrade, shard.id) for shard in shards]
     summary = JobSummary.of(row)
-    each = [run_evidence(shard, session.get(Regrade, shard.id)) for shard in shards]
-    return merge.merged_evidence(each, ci=summary.ci is not None and summary.ci.run_on_ci)
-
-
-def regrade_of(session: Session, row: Job) -> dict[str, Any] | None:
-    """A merged job's regrade as Your bench shows it, from its shards' (None for any other
-    job, whose own regrade row says it)."""
-    shards = merged_shards(session, row)
-    if not shards:
-        return None
-    return merge.merged_regrade([regrade_json(session.get(Regrade, s.id)) for s in shards])
+    evidence = merge.merged_evidence(
+        [run_evidence(shard, r) for shard, r in zip(shards, regrades, strict=True)],
+        ci=summary.ci is not None and summary.ci.run_on_ci,
+    )
+    return merge.merged_regrade([regrade_json(r) for r in regrades]), evidence
 
 
 def refuse_if_part(session: Session, row: Job) -> None:

@@ -171,6 +171,15 @@ def test_the_actions_upload_step_sends_a_job_over_95_mib_in_parts(
         assert part_blobs(settings) == []
 
 
+def padded_archive_file(sealed: SealedJob, folder: Path) -> Path:
+    """The sealed real job with 2.5 MiB of recordings added, packed: three parts of 1 MiB."""
+    job = sealed.copy_to(folder)
+    pad_job(job, 5 * MIB // 2)
+    archive = folder / "job.tgz"
+    archive.write_bytes(packed(job))
+    return archive
+
+
 def test_the_client_resumes_after_a_dropped_connection(
     app: FastAPI,
     *,
@@ -180,10 +189,7 @@ def test_the_client_resumes_after_a_dropped_connection(
     sealed: SealedJob,
     tmp_path: Path,
 ) -> None:
-    job = sealed.copy_to(tmp_path)
-    pad_job(job, 5 * MIB // 2)
-    archive = tmp_path / "job.tgz"
-    archive.write_bytes(packed(job))
+    archive = padded_archive_file(sealed, tmp_path)
     sent: list[int] = []
     with serving(app) as url, dropping_proxy(url, drop_after=MIB + MIB // 2) as (proxy, cut):
         answer = send_in_parts(
@@ -212,10 +218,7 @@ def test_the_same_upload_run_again_after_the_client_stopped_goes_on_from_its_par
     sealed: SealedJob,
     tmp_path: Path,
 ) -> None:
-    job = sealed.copy_to(tmp_path)
-    pad_job(job, 5 * MIB // 2)
-    archive = tmp_path / "job.tgz"
-    archive.write_bytes(packed(job))
+    archive = padded_archive_file(sealed, tmp_path)
     alice = bearer(make_token("alice"))
 
     def stop_after_one_part(sent: int) -> None:
