@@ -21,8 +21,9 @@ $(PY): pyproject.toml .python-version
 
 venv: $(PY)  ## build the virtual environment from .python-version, Harbor included
 
-# Debian packages the demo and the tests need: bubblewrap for the sandbox, chromium for page tests.
-SYSTEM_TOOLS := bwrap:bubblewrap chromium:chromium git:git
+# Debian packages the demo and the tests need: bubblewrap for the sandbox, Chromium's headless
+# shell for page tests (tests/browser.py says why not the full browser).
+SYSTEM_TOOLS := bwrap:bubblewrap chromium-headless-shell:chromium-headless-shell git:git
 system-deps:  ## install the Debian packages the demo and tests need, if missing
 	@missing=""; for pair in $(SYSTEM_TOOLS); do \
 	  command -v $${pair%%:*} >/dev/null || missing="$$missing $${pair#*:}"; done; \
