@@ -34,7 +34,6 @@ RECIPE_VERSION = 1
 RUNNER_DOCKERFILE = ROOT / "actions" / "run" / "Dockerfile"
 RUNNER_INPUTS = (
     "pyproject.toml",
-    "README.md",
     ".dockerignore",
     "actions/run",
     "hbench",
@@ -169,7 +168,7 @@ class BuiltImage:
 RUNNER = BuiltImage(RUNNER_DOCKERFILE, RUNNER_INPUTS)
 SERVICE = BuiltImage(
     ROOT / "app" / "Dockerfile",
-    ("pyproject.toml", "README.md", ".dockerignore", "hbench", "registry", "sitebuild", "app"),
+    ("pyproject.toml", ".dockerignore", "hbench", "registry", "sitebuild", "app"),
 )
 """The service image (`make service-image`, docs/deployment.md)."""
 
