@@ -180,7 +180,8 @@ def shard_plan(target: policy.Target, count: int) -> list[list[str]] | None:
 
 # The two statements each issue runs, built once: SQLAlchemy then neither builds their
 # expressions nor derives their cache keys again per request, which took half of each
-# one's time (0.3-0.4 ms of CPU apiece; bench/issue_throughput.py).
+# one's time (0.3-0.4 ms of CPU apiece, timed per call; bench/issue_throughput.py shows
+# the effect on issuing as a whole).
 _LOCK_ACCOUNT = (
     update(Account)
     .where(Account.id == bindparam("account_id"))
