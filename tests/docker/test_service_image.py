@@ -8,7 +8,7 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -51,18 +51,11 @@ def test_the_service_image_runs_unprivileged_and_answers_health_ready_and_metric
     try:
         port = run(docker, "port", name, "8000/tcp").rsplit(":", 1)[-1]
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{base}/api/ready", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, run(docker, "logs", name)
-            time.sleep(0.5)
+        wait_for_200(f"{base}/api/ready", lambda: run(docker, "logs", name))
         assert httpx.get(f"{base}/api/health").json()["status"] == "ok"
         assert "hbench_http_requests_total" in httpx.get(f"{base}/metrics").text
-        assert httpx.get(f"{base}/site/index.html").status_code == 200
+        # The first site build runs beside the requests after start: 404 until it ends.
+        wait_for_200(f"{base}/site/index.html", lambda: run(docker, "logs", name))
         logs = subprocess.run(
             [docker, "logs", name], capture_output=True, text=True, timeout=60, check=True
         )
@@ -74,6 +67,19 @@ def test_the_service_image_runs_unprivileged_and_answers_health_ready_and_metric
         assert {"hbench.sqlite3", "site", "data"} <= set(listed.split())
     finally:
         subprocess.run([docker, "rm", "-f", name], capture_output=True, timeout=60, check=False)
+
+
+def wait_for_200(url: str, logs: Callable[[], str], seconds: float = 120) -> None:
+    """Poll `url` until it answers 200; after `seconds`, fail with the container's logs."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(url, timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, logs()
+        time.sleep(0.5)
 
 
 def test_the_compose_file_is_valid_and_starts_two_replicas_and_a_writer(tmp_path: Path) -> None:
