@@ -1,6 +1,7 @@
 """`GET /api/health`, whether the service is up and can reach its database (liveness), and
-`GET /api/ready`, whether it can serve everything: its database, its blob store and, where
-this process writes the data repository, that repository's checkout (readiness)."""
+`GET /api/ready`, whether it can serve everything: its database, its blob store, the site
+(its first build has finished) and, where this process writes the data repository, that
+repository's checkout (readiness)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from app.db.session import Database
 from app.dependencies import BlobStoreDep, DatabaseDep, SettingsDep
 from app.errors import error_responses
 from app.settings import Mode, Settings
+from app.site.serve import is_built
 from hbench import __version__
 from hbench.errors import HbenchError
 
@@ -44,7 +46,7 @@ def health(database: DatabaseDep, settings: SettingsDep) -> Health:
 
 
 class Part(BaseModel):
-    name: Literal["database", "blob store", "data repository"]
+    name: Literal["database", "blob store", "data repository", "site"]
     ready: bool
     detail: str
 
@@ -58,13 +60,14 @@ class Readiness(BaseModel):
     "/ready",
     summary="Check that the service can serve everything",
     description="Each part the service needs, checked now: the database answers, the blob "
-    "store answers, and (where this process writes the data repository) its checkout has a "
+    "store answers, the site under `/site/` is built (its first build after a fresh start "
+    "has finished), and (where this process writes the data repository) its checkout has a "
     "commit. 503 `service-unavailable` names the parts that failed.",
     response_model=Readiness,
     responses=error_responses("service-unavailable"),
 )
 def ready(database: DatabaseDep, blobs: BlobStoreDep, settings: SettingsDep) -> Readiness:
-    parts = [_database(database), _blob_store(blobs), _data_repository(settings)]
+    parts = [_database(database), _blob_store(blobs), _site(settings), _data_repository(settings)]
     failed = [p for p in parts if not p.ready]
     if failed:
         where = "; ".join(f"{p.name}: {p.detail}" for p in failed)
@@ -99,6 +102,14 @@ def _data_repository(settings: Settings) -> Part:
     if found.code != 0:
         return Part(name="data repository", ready=False, detail="the checkout has no commit")
     return Part(name="data repository", ready=True, detail=f"at {found.stdout.strip()[:12]}")
+
+
+def _site(settings: Settings) -> Part:
+    # Built by this process's writer or follower, or a supervisor's writer: until its first
+    # build has finished every page under /site/ answers 404.
+    if not is_built(settings.site_dir):
+        return Part(name="site", ready=False, detail="its first build has not finished")
+    return Part(name="site", ready=True, detail="built")
 
 
 READY_PROBE = "ready-probe"

@@ -36,7 +36,7 @@ class SiteFiles(StaticFiles):
     """
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.directory is None or not (Path(self.directory) / STATE_FILE).is_file():
+        if self.directory is None or not is_built(Path(self.directory)):
             await PlainTextResponse("the site is not built yet", status_code=404)(
                 scope, receive, send
             )
@@ -65,6 +65,11 @@ def _whole(response: FileResponse) -> Response:
     for name in ("last-modified", "etag"):
         whole.headers[name] = stat_headers[name]
     return whole
+
+
+def is_built(folder: Path) -> bool:
+    """Whether the folder's first build has finished: its build state is written last."""
+    return (folder / STATE_FILE).is_file()
 
 
 def site_files(folder: Path) -> StaticFiles:

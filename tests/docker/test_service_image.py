@@ -54,8 +54,8 @@ def test_the_service_image_runs_unprivileged_and_answers_health_ready_and_metric
         wait_for_200(f"{base}/api/ready", lambda: run(docker, "logs", name))
         assert httpx.get(f"{base}/api/health").json()["status"] == "ok"
         assert "hbench_http_requests_total" in httpx.get(f"{base}/metrics").text
-        # The first site build runs beside the requests after start: 404 until it ends.
-        wait_for_200(f"{base}/site/index.html", lambda: run(docker, "logs", name))
+        # Ready once the first site build after start has finished, not before.
+        assert httpx.get(f"{base}/site/index.html").status_code == 200
         logs = subprocess.run(
             [docker, "logs", name], capture_output=True, text=True, timeout=60, check=True
         )

@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.main import create_app
 from app.settings import Settings
+from sitebuild.build import STATE_FILE
 from tests.app.conftest import LOCAL, NO_REGRADES
 from tests.app.http.serving import serving
 from tests.app.v1.conftest import summary
@@ -92,7 +93,21 @@ def test_ready_names_each_part_and_refuses_with_the_one_that_failed(settings: Se
             assert time.monotonic() < deadline, answer.text
             time.sleep(0.1)
         parts = {p["name"]: p["ready"] for p in answer.json()["parts"]}
-        assert parts == {"database": True, "blob store": True, "data repository": True}
+        assert parts == {
+            "database": True,
+            "blob store": True,
+            "site": True,
+            "data repository": True,
+        }
+
+        # A site whose first build has not finished (its build state is written last).
+        built = settings.site_dir / STATE_FILE
+        built.rename(settings.site_dir / "moved")
+        unbuilt = client.get("/api/ready")
+        assert unbuilt.status_code == 503
+        assert "site: its first build has not finished" in unbuilt.json()["detail"]
+        assert client.get("/site/index.html").status_code == 404
+        (settings.site_dir / "moved").rename(built)
 
         (settings.data_repository_dir / ".git").rename(settings.data_repository_dir / "moved")
         refused = client.get("/api/ready")
