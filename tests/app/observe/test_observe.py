@@ -13,7 +13,6 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from app.main import create_app
 from app.settings import Settings
-from sitebuild.build import STATE_FILE
 from tests.app.conftest import LOCAL, NO_REGRADES
 from tests.app.http.serving import serving
 from tests.app.v1.conftest import summary
@@ -86,6 +85,13 @@ def test_every_answer_carries_a_request_id_and_a_callers_well_formed_one_is_kept
 
 
 def test_ready_names_each_part_and_refuses_with_the_one_that_failed(settings: Settings) -> None:
+    # No writer, so nothing builds the site: its pages answer 404, and it is not ready.
+    with TestClient(create_app(settings), **LOCAL) as client:
+        unbuilt = client.get("/api/ready")
+        assert client.get("/site/index.html").status_code == 404
+    assert unbuilt.status_code == 503
+    assert "not ready: site: its first build has not finished" in unbuilt.json()["detail"]
+
     settings = settings.model_copy(update={"writer_enabled": True})
     with TestClient(create_app(settings), **LOCAL) as client:
         deadline = time.monotonic() + 30  # the writer makes its checkout as it starts
@@ -99,15 +105,6 @@ def test_ready_names_each_part_and_refuses_with_the_one_that_failed(settings: Se
             "site": True,
             "data repository": True,
         }
-
-        # A site whose first build has not finished (its build state is written last).
-        built = settings.site_dir / STATE_FILE
-        built.rename(settings.site_dir / "moved")
-        unbuilt = client.get("/api/ready")
-        assert unbuilt.status_code == 503
-        assert "site: its first build has not finished" in unbuilt.json()["detail"]
-        assert client.get("/site/index.html").status_code == 404
-        (settings.site_dir / "moved").rename(built)
 
         (settings.data_repository_dir / ".git").rename(settings.data_repository_dir / "moved")
         refused = client.get("/api/ready")
