@@ -26,6 +26,7 @@ from hbench.demo import lay_out
 from hbench.digest import spec_digest
 from hbench.docker_daemon import DOCKER, uses_docker, wait_for_daemon
 from hbench.errors import HbenchError
+from hbench.jobs.reader import unreadable_trials
 from hbench.jobs.spec_record import SPEC_NAME, read_recorded_spec, record_spec, recorded_spec_digest
 
 DEFAULT_JOBS_DIR = "jobs"
@@ -134,10 +135,19 @@ def run_harbor(args: list[str], jobs_dir: Path) -> Path:
 
 
 def resume_job(job_dir: Path) -> None:
-    """Continue a stopped job with Harbor, in place."""
+    """Continue a stopped job with Harbor, in place. A trial whose result.json was cut off
+    as the job stopped is deleted first, as Harbor deletes one without result.json, so its
+    rerun takes its place instead of standing beside it."""
     if not (job_dir / "config.json").is_file():
         raise HbenchError(
             "job-not-harbor", f"{job_dir} has no config.json, so Harbor can't resume it"
+        )
+    for trial in unreadable_trials(job_dir):
+        shutil.rmtree(trial)
+        print(
+            f"deleted the trial {trial.name}: its result.json was cut off as the job stopped, "
+            "so it runs again",
+            file=sys.stderr,
         )
     config = _read_config(job_dir / "config.json")
     lay_out(_datasets(config), Path.cwd())

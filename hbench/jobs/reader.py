@@ -46,7 +46,14 @@ from hbench.jobs.models import (
 )
 from hbench.jobs.scoring import mean_rewards, mean_score, pass_at_k, primary_reward
 
-__all__ = ["Job", "Trial", "completeness_problems", "read_job", "require_complete"]
+__all__ = [
+    "Job",
+    "Trial",
+    "completeness_problems",
+    "read_job",
+    "require_complete",
+    "unreadable_trials",
+]
 
 CONFIG, RESULT, LOCK, LOG = "config.json", "result.json", "lock.json", "job.log"
 
@@ -153,6 +160,19 @@ def _trial_folders(path: Path) -> list[Path]:
     return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+def unreadable_trials(path: Path) -> list[Path]:
+    """The trial folders of the job at `path` whose result.json is there but can't be read
+    as Harbor's (empty or cut off: Harbor was stopped while writing it). Harbor's resume
+    deletes a trial folder without result.json and runs the trial again, but keeps one
+    whose result.json it can't parse and runs the trial again beside it."""
+    return [
+        folder
+        for folder in _trial_folders(path)
+        if (folder / RESULT).is_file()
+        and _collect([], partial(_load_model, folder / RESULT, TrialResultFile, path)) is None
+    ]
+
+
 def _collect[T](problems: list[Problem], read: Callable[[], T]) -> T | None:
     try:
         return read()
@@ -192,8 +212,8 @@ def _invalid(file: Path, job: Path, what: str) -> Problem:
         fix = "the file changed after the job was sealed; restore it, or run the job again"
     elif inside_trial and file.name == RESULT:
         fix = (
-            f"delete the folder {file.parent} and continue the job with "
-            f"`hbench jobs resume -p {job}`, which reruns that trial"
+            f"continue the job with `hbench jobs resume -p {job}`, which deletes the folder "
+            f"{file.parent} and runs that trial again"
         )
     else:
         fix = (

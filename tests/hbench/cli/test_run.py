@@ -104,20 +104,26 @@ def test_resume_finishes_a_job_stopped_before_it_was_sealed_and_seals_it_with_it
     spec = json.loads((tmp_path / "spec.json").read_text())
     assert (job / "hbench-spec.json").read_bytes() == (tmp_path / "spec.json").read_bytes()
     # Stop it the way a crash would, before hbench sealed it: no manifest, one trial
-    # without its result, and no finished_at.
+    # without its result, one whose result was cut off while Harbor wrote it, and no
+    # finished_at.
     (job / "manifest.json").unlink()
     trial = next(p for p in job.iterdir() if p.name.startswith("hello-file__"))
     (trial / "result.json").unlink()
+    cut_off = next(p for p in job.iterdir() if p.name.startswith("count-lines__"))
+    (cut_off / "result.json").write_bytes((cut_off / "result.json").read_bytes()[:40])
     result = json.loads((job / "result.json").read_text())
     (job / "result.json").write_text(json.dumps({**result, "finished_at": None}, indent=4))
 
     broken = hbench("jobs", "verify", "-p", str(job), cwd=tmp_path)
     assert broken.returncode == 1
     assert "(manifest-missing)" in broken.stderr
-    assert "(job-unfinished)" in broken.stderr
+    # The cut-off result makes the folder unreadable as a job, and says how to fix it.
+    assert "(job-json-invalid)" in broken.stderr
+    assert f"`hbench jobs resume -p {job}`, which deletes the folder" in broken.stderr
 
     resumed = hbench("jobs", "resume", "-p", str(job), cwd=tmp_path)
     assert resumed.returncode == 0, resumed.stderr
+    assert f"deleted the trial {cut_off.name}: its result.json was cut off" in resumed.stderr
 
     checked = hbench("jobs", "verify", "-p", str(job), cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
@@ -125,9 +131,9 @@ def test_resume_finishes_a_job_stopped_before_it_was_sealed_and_seals_it_with_it
     # No --config and no previous manifest: the digest is the recorded spec's.
     assert manifest["spec_digest"] == spec_digest(spec)
     assert "hbench-spec.json" in {entry["path"] for entry in manifest["files"]}
-    trials = {p.name.split("__")[0] for p in job.iterdir() if p.is_dir()}
-    assert trials == set(task_names())
-    assert not trial.exists()
+    trials = sorted(p.name.split("__")[0] for p in job.iterdir() if p.is_dir())
+    assert trials == sorted(task_names())  # each once: the reruns took the old ones' places
+    assert not trial.exists() and not cut_off.exists()
 
 
 def test_resume_and_run_refuse_a_sealed_job_changed_since_and_start_nothing(

@@ -15,7 +15,7 @@ import pytest
 from hbench.errors import HbenchError
 from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS
 from hbench.jobs.models import Job
-from hbench.jobs.reader import completeness_problems, read_job, require_complete
+from hbench.jobs.reader import completeness_problems, read_job, require_complete, unreadable_trials
 from hbench.sandbox import IMPORT_PATH
 from tests.data import agents
 from tests.hbench.jobs.conftest import resume
@@ -338,7 +338,8 @@ def test_every_invalid_file_is_named_at_once(nop_job: Path, copy_job: CopyJob) -
     }
     by_path = {p.path: p.message for p in error.problems}
     assert "`n_total_trials`" in by_path[str(job_dir / "result.json")]
-    assert f"delete the folder {trial}" in by_path[str(trial / "result.json")]
+    assert f"which deletes the folder {trial}" in by_path[str(trial / "result.json")]
+    assert unreadable_trials(job_dir) == [trial]
 
 
 def test_a_sealed_jobs_damaged_trial_is_not_sent_to_resume(
