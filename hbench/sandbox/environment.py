@@ -50,8 +50,17 @@ class BubblewrapEnvironment(BaseEnvironment):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._bwrap = bwrap_binary()
-        self._root = Path(tempfile.mkdtemp(prefix="hbench-sandbox-"))
+        self._made_root: Path | None = None
         super().__init__(*args, **kwargs)
+
+    @property
+    def _root(self) -> Path:
+        """The sandbox's folder, made when first used: Harbor also makes environments it
+        never starts (a regrade made some twenty per three jobs), and a folder made with
+        each would stay behind, since only a started one is stopped."""
+        if self._made_root is None:
+            self._made_root = Path(tempfile.mkdtemp(prefix="hbench-sandbox-"))
+        return self._made_root
 
     @staticmethod
     def type() -> str:
@@ -74,8 +83,8 @@ class BubblewrapEnvironment(BaseEnvironment):
             (self._root / "logs" / name).mkdir(parents=True, exist_ok=True)
 
     async def stop(self, delete: bool) -> None:
-        if delete:
-            shutil.rmtree(self._root, ignore_errors=True)
+        if delete and self._made_root is not None:
+            shutil.rmtree(self._made_root, ignore_errors=True)
 
     # --- files -----------------------------------------------------------------
 
