@@ -161,15 +161,16 @@ def _trial_folders(path: Path) -> list[Path]:
 
 
 def unreadable_trials(path: Path) -> list[Path]:
-    """The trial folders of the job at `path` whose result.json is there but can't be read
-    as Harbor's (empty or cut off: Harbor was stopped while writing it). Harbor's resume
-    deletes a trial folder without result.json and runs the trial again, but keeps one
-    whose result.json it can't parse and runs the trial again beside it."""
+    """The trial folders of the job at `path` whose result.json is there but is not JSON
+    (empty or cut off: Harbor was stopped while writing it). Harbor's resume deletes a
+    trial folder without result.json and runs the trial again, but keeps one whose
+    result.json it can't parse and runs the trial again beside it. A result that is JSON
+    of another shape is not counted: that is an edit, not a stop."""
     return [
         folder
         for folder in _trial_folders(path)
         if (folder / RESULT).is_file()
-        and _collect([], partial(_load_model, folder / RESULT, TrialResultFile, path)) is None
+        and _collect([], partial(_load_json, folder / RESULT, path)) is None
     ]
 
 
@@ -185,7 +186,8 @@ def _load_json(file: Path, job: Path) -> Any:
     try:
         return json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _UnreadableError(_invalid(file, job, f"is not valid JSON ({exc})")) from None
+        problem = _invalid(file, job, f"is not valid JSON ({exc})", cut_off=True)
+        raise _UnreadableError(problem) from None
 
 
 def _load_model[M: BaseModel](file: Path, model: type[M], job: Path) -> M:
@@ -205,15 +207,22 @@ def _validate[M: BaseModel](data: Any, model: type[M], file: Path, job: Path) ->
         ) from None
 
 
-def _invalid(file: Path, job: Path, what: str) -> Problem:
+def _invalid(file: Path, job: Path, what: str, *, cut_off: bool = False) -> Problem:
+    """`job-json-invalid` for `file`; `cut_off` when it is not JSON at all, as a file
+    Harbor was writing when the job stopped is left."""
     inside_trial = file.parent != job
     if (job / MANIFEST_NAME).is_file():
         # A sealed job's finished trials stay as sealed: resuming can't redo one.
         fix = "the file changed after the job was sealed; restore it, or run the job again"
-    elif inside_trial and file.name == RESULT:
+    elif inside_trial and file.name == RESULT and cut_off:
         fix = (
             f"continue the job with `hbench jobs resume -p {job}`, which deletes the folder "
             f"{file.parent} and runs that trial again"
+        )
+    elif inside_trial and file.name == RESULT:
+        fix = (
+            f"delete the folder {file.parent} and continue the job with "
+            f"`hbench jobs resume -p {job}`, which runs that trial again"
         )
     else:
         fix = (

@@ -342,6 +342,20 @@ def test_every_invalid_file_is_named_at_once(nop_job: Path, copy_job: CopyJob) -
     assert unreadable_trials(job_dir) == [trial]
 
 
+def test_a_trial_result_of_another_shape_is_left_for_its_owner_to_delete(
+    nop_job: Path, copy_job: CopyJob
+) -> None:
+    job_dir = copy_job(nop_job)
+    trial = a_trial(job_dir)
+    (trial / "result.json").write_text('{"id": 7}')
+
+    (problem,) = refusal(job_dir).problems
+    assert problem.code == "job-json-invalid" and "does not have Harbor's shape" in problem.message
+    assert f"delete the folder {trial} and continue the job" in problem.message
+    # JSON, so not cut off by a stop: resuming leaves it where it is.
+    assert unreadable_trials(job_dir) == []
+
+
 def test_a_sealed_jobs_damaged_trial_is_not_sent_to_resume(
     nop_job: Path, copy_job: CopyJob
 ) -> None:
