@@ -50,9 +50,9 @@ __all__ = [
     "Job",
     "Trial",
     "completeness_problems",
+    "cut_off_trials",
     "read_job",
     "require_complete",
-    "unreadable_trials",
 ]
 
 CONFIG, RESULT, LOCK, LOG = "config.json", "result.json", "lock.json", "job.log"
@@ -160,7 +160,7 @@ def _trial_folders(path: Path) -> list[Path]:
     return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
-def unreadable_trials(path: Path) -> list[Path]:
+def cut_off_trials(path: Path) -> list[Path]:
     """The trial folders of the job at `path` whose result.json is there but is not JSON
     (empty or cut off: Harbor was stopped while writing it). Harbor's resume deletes a
     trial folder without result.json and runs the trial again, but keeps one whose
@@ -184,8 +184,12 @@ def _collect[T](problems: list[Problem], read: Callable[[], T]) -> T | None:
 
 def _load_json(file: Path, job: Path) -> Any:
     try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise _UnreadableError(_invalid(file, job, f"is not valid JSON ({exc})")) from None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         problem = _invalid(file, job, f"is not valid JSON ({exc})", cut_off=True)
         raise _UnreadableError(problem) from None
 

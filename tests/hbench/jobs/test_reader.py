@@ -15,7 +15,7 @@ import pytest
 from hbench.errors import HbenchError
 from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS
 from hbench.jobs.models import Job
-from hbench.jobs.reader import completeness_problems, read_job, require_complete, unreadable_trials
+from hbench.jobs.reader import completeness_problems, cut_off_trials, read_job, require_complete
 from hbench.sandbox import IMPORT_PATH
 from tests.data import agents
 from tests.hbench.jobs.conftest import resume
@@ -339,7 +339,7 @@ def test_every_invalid_file_is_named_at_once(nop_job: Path, copy_job: CopyJob) -
     by_path = {p.path: p.message for p in error.problems}
     assert "`n_total_trials`" in by_path[str(job_dir / "result.json")]
     assert f"which deletes the folder {trial}" in by_path[str(trial / "result.json")]
-    assert unreadable_trials(job_dir) == [trial]
+    assert cut_off_trials(job_dir) == [trial]
 
 
 def test_a_trial_result_of_another_shape_is_left_for_its_owner_to_delete(
@@ -353,7 +353,7 @@ def test_a_trial_result_of_another_shape_is_left_for_its_owner_to_delete(
     assert problem.code == "job-json-invalid" and "does not have Harbor's shape" in problem.message
     assert f"delete the folder {trial} and continue the job" in problem.message
     # JSON, so not cut off by a stop: resuming leaves it where it is.
-    assert unreadable_trials(job_dir) == []
+    assert cut_off_trials(job_dir) == []
 
 
 def test_a_sealed_jobs_damaged_trial_is_not_sent_to_resume(
