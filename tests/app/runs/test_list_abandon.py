@@ -111,3 +111,28 @@ def test_a_malformed_run_id_is_a_request_error(client: TestClient) -> None:
     answer = client.post("/api/local-runs/not-an-id/abandon")
     assert answer.status_code == 422
     assert answer.json()["code"] == "request-invalid"
+
+
+def test_the_runs_own_token_abandons_it_from_anywhere_and_no_other_token_does(
+    client: TestClient, db: Session, make_token: TokenFactory
+) -> None:
+    mine = issue(TestClient(client.app, **REMOTE), DEMO, **bearer(make_token("alice"))).json()
+    other = issue(client).json()
+    remote = TestClient(client.app, **REMOTE)  # not signed in: the token alone speaks
+
+    wrong = remote.post(
+        f"/api/local-runs/{mine['run_id']}/abandon", headers={"hpg-run-token": other["token"]}
+    )
+    answer = remote.post(
+        f"/api/local-runs/{mine['run_id']}/abandon", headers={"hpg-run-token": mine["token"]}
+    )
+
+    assert wrong.status_code == 401, wrong.text
+    assert wrong.json()["code"] == "run-token-invalid"
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["status"] == "abandoned"
+    statuses = {str(run.id): run.status for run in stored_runs(db)}
+    assert statuses == {
+        mine["run_id"]: IssuedRunStatus.ABANDONED,
+        other["run_id"]: IssuedRunStatus.ISSUED,
+    }
