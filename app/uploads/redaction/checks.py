@@ -144,7 +144,7 @@ class CompiledRule:
             else None
         )
         own = (CompiledAllowlist(a, f"{where} allowlist") for a in rule.allowlists)
-        self.allowlists = (shared, *own)
+        self.allowlists = (shared, *own) if rule.global_allowlist else tuple(own)
         self.reads_lines = any(a.allow.target == "line" for a in self.allowlists)
         self.pairs = _pairs(rule, regex) if rule.kind != "pattern" else ()
 

@@ -28,6 +28,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
+from itertools import accumulate
 from typing import cast
 
 import hyperscan
@@ -69,6 +70,46 @@ class Scan:
     resume: dict[int, int]
     """Rule index -> where its search goes on after its last match that starts before
     the window's limit (`Engine.scan`)."""
+
+
+_ESCAPED_QUOTE = b'\\"'
+
+
+@dataclass(frozen=True)
+class _Unescaped:
+    """A text with its escaped quotes (`\\"`) read as quotes, and the way back.
+
+    A key in a JSON string, as an agent's trajectory holds a command's output, has its
+    quotes escaped: `api_token = \\"…\\"`. gitleaks' rules, written for code and
+    configs, ask for a quote or a space around a key, not a backslash; in the view each
+    `\\"` is `"`, so they read the text as it was before it was escaped. Spans found in the
+    view are mapped back to the text, a quote's backslash going with its quote."""
+
+    view: bytes
+    before: list[int]
+    """Before the k-th escaped quote, the text holds `before[k] + 2 k` bytes and the view
+    `before[k] + k` (counted in C: a trajectory may hold a hundred thousand in a MiB)."""
+
+    @classmethod
+    def of(cls, text: bytes) -> _Unescaped:
+        if _ESCAPED_QUOTE not in text:
+            return cls(text, [])
+        # `\\"` can't overlap itself, so `split` finds what `replace` replaces.
+        parts = text.split(_ESCAPED_QUOTE)
+        before = list(accumulate(map(len, parts[:-1])))
+        return cls(text.replace(_ESCAPED_QUOTE, b'"'), before)
+
+    def inward(self, offset: int) -> int:
+        """The view's offset of the text's `offset` (a backslash's is its quote's)."""
+        before = self.before
+        return offset - bisect.bisect_left(
+            range(len(before)), offset, key=lambda k: before[k] + 2 * k
+        )
+
+    def outward(self, offset: int) -> int:
+        """The text's offset of the view's `offset` (a quote's is its backslash's)."""
+        before = self.before
+        return offset + bisect.bisect_left(range(len(before)), offset, key=lambda k: before[k] + k)
 
 
 def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -121,7 +162,8 @@ class Engine:
 
     def matching(self, text: bytes) -> list[str]:
         """The rules whose Hyperscan pattern matches somewhere in `text`: step 1 alone."""
-        return [self.rules[i].rule.id for i in sorted(self._first_ends(text))]
+        view = _Unescaped.of(text).view
+        return [self.rules[i].rule.id for i in sorted(self._first_ends(view))]
 
     def find(self, text: bytes, *, skip_before: int = 0, path: str | None = None) -> list[Finding]:
         """The secrets in `text` starting at `skip_before` or later, in order; where two
@@ -144,6 +186,30 @@ class Engine:
         `limit`. So the windows find what one search of the whole text would, even where
         one rule's matches are chained (`A=1 A=2 …`, each beginning where one ended)."""
         limit = len(text) if limit is None else limit
+        unescaped = _Unescaped.of(text)
+        if not unescaped.before:
+            return self._search(text, skip_before, path, limit, starts or {})
+        inward, outward = unescaped.inward, unescaped.outward
+        scan = self._search(
+            unescaped.view,
+            inward(skip_before),
+            path,
+            inward(limit),
+            {index: inward(at) for index, at in (starts or {}).items()},
+        )
+        return Scan(
+            [Finding(f.rule, outward(f.start), outward(f.end)) for f in scan.findings],
+            {index: outward(at) for index, at in scan.resume.items()},
+        )
+
+    def _search(
+        self,
+        text: bytes,
+        skip_before: int,
+        path: str | None,
+        limit: int,
+        starts: Mapping[int, int],
+    ) -> Scan:
         found: list[tuple[int, int, int]] = []
         resume: dict[int, int] = {}
         for index, first_end in sorted(self._first_ends(text).items()):
@@ -151,7 +217,7 @@ class Engine:
             if not rule.applies_to(path):
                 continue
             marks: dict[int, int] = {}
-            start = (starts or {}).get(index, 0)
+            start = starts.get(index, 0)
             for span in self._secrets(
                 index, text, first_end, start=start, limit=limit, marks=marks
             ):

@@ -4,8 +4,8 @@ Both files are in gitleaks' rule format (`app/uploads/rules/`): each rule has an
 a `regex` in RE2 syntax, the capture group holding the secret (`secretGroup`, else the
 first group that matched, else the whole match), an `entropy` threshold the secret must
 exceed, `keywords`, and allowlists of values that are not secrets. Our file adds the
-keys `replaces`, `prefilters`, `fallback`, `kind`, `min_length` and `max_length`
-(described at its top).
+keys `replaces`, `prefilters`, `fallback`, `kind`, `min_length`, `max_length` and
+`global_allowlist` (described at its top).
 
 Allowlists keep gitleaks' meaning, except that a rule's `paths` never allow anything:
 a job's file names say nothing about whether a value in it is a key, and an uploader
@@ -66,6 +66,8 @@ class Rule:
     max_length: int = 0
     prefilter: str | None = None
     """What Hyperscan's pass looks for instead of `regex`: a part of every match."""
+    global_allowlist: bool = True
+    """Whether gitleaks' global allowlist applies (hbench.toml's `global_allowlist`)."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ def _rule(raw: dict[str, Any], source: Literal["gitleaks", "hbench"], where: str
             fallback=bool(raw.get("fallback", False)),
             min_length=int(raw.get("min_length", 0)),
             max_length=int(raw.get("max_length", 0)),
+            global_allowlist=bool(raw.get("global_allowlist", True)),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise RuleSetError(f"{where}: rule {raw.get('id', '?')} is malformed: {error}") from error

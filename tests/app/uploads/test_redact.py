@@ -91,6 +91,11 @@ CASES = [
         fake("", 68, ALNUM + "_-"),
     ),
     (
+        "telegram-bot-token",
+        'bot = telebot.TeleBot("{k}")',
+        "8123456789:A" + fake("", 34, ALNUM + "_-"),
+    ),
+    (
         "authorization-header",
         "> GET /user HTTP/1.1\n> Authorization: token {k}\n> Accept: */*",
         RANDOM40,
