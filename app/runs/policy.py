@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from app.runs.schemas import IssueRequest
 from hbench.errors import HbenchError, Problem
+from registry import naming
 from registry.loader import Registry
 from registry.schema import FULL, ISSUED_ATTEMPTS, Benchmark, Board, Model, TaskSet
 
@@ -212,7 +213,11 @@ def _task_set(benchmark: Benchmark | None, name: str, problems: list[Problem]) -
 def _model(slug: str | None, registry: Registry, problems: list[Problem]) -> Model | None:
     if slug is None:
         return None
+    # Any spelling of a registry model (`Qwen2.5-Coder 7B`, a provider prefix), as pushed
+    # runs take them (registry.naming).
+    named = naming.model_slug(registry, slug)
     model = registry.models.get(slug) or registry.model_named(slug)
+    model = model or (registry.models.get(named) if named else None)
     if model is None:
         message = (
             f"the registry names no model {slug!r}; the models: "
@@ -223,10 +228,13 @@ def _model(slug: str | None, registry: Registry, problems: list[Problem]) -> Mod
 
 
 def _same_model(field: str, value: str, model: Model | None) -> bool:
-    """A model may be named by one of its Harbor names as well as its slug."""
+    """A model may be named by one of its Harbor names, or any spelling of its slug or name
+    (registry.naming), as well as its slug."""
     if field != "model" or model is None:
         return False
-    return value.lower() in {name.lower() for name in model.harbor_names}
+    if value.lower() in {name.lower() for name in model.harbor_names}:
+        return True
+    return naming.model_slug(Registry(models={model.slug: model}), value) == model.slug
 
 
 Check = Callable[[IssueRequest, Lookup], Iterable[Problem]]

@@ -95,11 +95,14 @@ def limit_message(limits: PushLimits) -> str:
 
 def published_submission(summary: JobSummary, benchmark: str, metric: str) -> RunSubmission:
     """A job published on a board, as a run summary: the same figures `hbench push` sends
-    (`score = mean reward * 100`, each trial's reward, tokens, cost and versions)."""
+    (`score = mean reward * 100`, each trial's reward, tokens, cost and versions).
+
+    Built, not validated: its names are the checked job's, which the registry's board
+    placed, and a push's rules for typed text (`shown_name`) are not the job's to meet."""
     rewards = task_rewards(summary.results)
     usage = summary.usage
     tokens = [usage.input_tokens, usage.output_tokens]
-    return RunSubmission(
+    return RunSubmission.model_construct(
         benchmark_slug=benchmark,
         model=summary.model or "none",
         harness=summary.agent.name or "unknown",
@@ -122,7 +125,7 @@ def published_submission(summary: JobSummary, benchmark: str, metric: str) -> Ru
 def task_rewards(results: Mapping[str, Sequence[float | None]]) -> list[TaskReward]:
     """One reward per trial, in task then attempt order; an errored trial counts 0."""
     return [
-        TaskReward(task=task[:200], reward=reward or 0.0)
+        TaskReward.model_construct(task=task[:200], reward=float(reward or 0.0))
         for task, rewards in sorted(results.items())
         for reward in rewards
     ]

@@ -21,6 +21,8 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from registry.naming import hidden_character
+
 MAX_TASK_REWARDS = 5000
 MAX_PERCENT_SCORE = 100.0
 MAX_ELO_SCORE = 10_000.0
@@ -50,6 +52,11 @@ class TaskReward(Camel):
     task: str = Field(min_length=1, max_length=200)
     reward: Number
 
+    @field_validator("task")
+    @classmethod
+    def _task_shows(cls, task: str) -> str:
+        return shown_name(task)
+
 
 class RunSubmission(Camel):
     """A run summary as `POST /v1/runs` takes it (`score = mean(reward) * 100`)."""
@@ -72,6 +79,19 @@ class RunSubmission(Camel):
     task_rewards: list[TaskReward] | None = Field(default=None, max_length=MAX_TASK_REWARDS)
     notes: str | None = Field(default=None, max_length=2000)
 
+    @field_validator("model", "harness", "metric")
+    @classmethod
+    def _names_show(cls, name: str) -> str:
+        return shown_name(name)
+
+    @field_validator("notes", "harbor_version", "cli_version")
+    @classmethod
+    def _text_shows(cls, text: str | None) -> str | None:
+        reason = hidden_character(text, prose=True) if text is not None else None
+        if reason is not None:
+            raise ValueError(reason)
+        return text
+
     @field_validator("score")
     @classmethod
     def _score_on_its_scale(cls, score: float, info: ValidationInfo) -> float:
@@ -84,6 +104,15 @@ class RunSubmission(Camel):
                 f"(then at most {MAX_ELO_SCORE:g})"
             )
         return score
+
+
+def shown_name(name: str) -> str:
+    """A name as pages show it, refused when a character in it would show as something else
+    or not at all (a bidi override, a zero-width space, a control character)."""
+    reason = hidden_character(name)
+    if reason is not None:
+        raise ValueError(reason)
+    return name
 
 
 def is_elo(metric: str) -> bool:

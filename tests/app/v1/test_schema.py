@@ -16,9 +16,19 @@ from app.v1.schemas import RunSubmission
 from .conftest import assert_skill_error, push, summary
 
 SLUG = st.from_regex(r"[a-z0-9-]{1,100}", fullmatch=True)
-TEXT = st.text(min_size=1, max_size=200)
+# A name shows as itself: no control, format or bidi character, and something visible
+# (registry.naming.hidden_character); prose may break lines and hold format characters.
+SHOWN = st.characters(exclude_categories=("Cc", "Cf", "Cs", "Zl", "Zp"))
+PROSE = st.characters(exclude_categories=("Cc", "Cs")) | st.sampled_from("\t\n\r")
+
+
+def names(max_size: int) -> st.SearchStrategy[str]:
+    return st.text(SHOWN, min_size=1, max_size=max_size).filter(str.strip)
+
+
+TEXT = names(200)
 OPTIONAL_COUNT = st.none() | st.integers(min_value=0, max_value=2**63 - 1)
-OPTIONAL_VERSION = st.none() | st.text(max_size=50)
+OPTIONAL_VERSION = st.none() | st.text(PROSE, max_size=50)
 FINITE = {"allow_nan": False, "allow_infinity": False}
 
 
@@ -28,15 +38,13 @@ def submissions(draw: st.DrawFn) -> dict[str, Any]:
     metric = draw(st.sampled_from(["accuracy", "pass@1", "resolved_rate", "elo", "Elo"]))
     top = 10_000 if metric.lower() == "elo" else 100
     rewards = st.lists(
-        st.fixed_dictionaries(
-            {"task": st.text(min_size=1, max_size=200), "reward": st.floats(**FINITE)}
-        ),
+        st.fixed_dictionaries({"task": names(200), "reward": st.floats(**FINITE)}),
         max_size=20,
     )
     return {
         "benchmarkSlug": draw(SLUG),
         "model": draw(TEXT),
-        "harness": draw(st.text(min_size=1, max_size=100)),
+        "harness": draw(names(100)),
         "taskCount": draw(st.integers(1, 100_000)),
         "nAttempts": draw(st.integers(1, 1000)),
         "score": draw(st.floats(0, top, **FINITE)),
@@ -47,7 +55,7 @@ def submissions(draw: st.DrawFn) -> dict[str, Any]:
         "cliVersion": draw(OPTIONAL_VERSION),
         "resultsHash": draw(st.none() | st.from_regex(r"[0-9a-f]{64}", fullmatch=True)),
         "taskRewards": draw(st.none() | rewards),
-        "notes": draw(st.none() | st.text(max_size=2000)),
+        "notes": draw(st.none() | st.text(PROSE, max_size=2000)),
     }
 
 
