@@ -20,6 +20,7 @@ from registry.pull.manifest import NOTICE_FILE
 from registry.pull.plan import plan
 from registry.pull.rows import DEFAULT_N, DEFAULT_SEED, notice_of, pull_rows
 from registry.schema import Benchmark
+from registry.static import StaticRegistry
 
 
 def pull(
@@ -101,8 +102,6 @@ def pull(
 
 
 def _benchmark(slug: str, registry: str | None) -> Benchmark:
-    from hbench.cli.registry import StaticRegistry  # noqa: PLC0415 - registry.py imports us
-
     text = StaticRegistry(registry).read(f"b/{slug}.json")
     if text is None:
         message = f"no benchmark {slug!r} in the registry; try `hbench registry search`"

@@ -1,5 +1,5 @@
 """`hbench registry …`: search the registry, show a benchmark, pull it as Harbor tasks and
-run it (`hbench.cli.registry_pull`), check a registry folder, pin a benchmark's task digests
+run it (`hbench.cli.registry.pull`), check a registry folder, pin a benchmark's task digests
 from a dataset checkout, and write out the bundled demo dataset.
 
 `search` and `info` read a static registry (`index.json`, `b/<slug>.json`): the bundled
@@ -13,21 +13,21 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import httpx
 import typer
 from rich.markup import escape
 
 from hbench.atomic import atomic_writer
 from hbench.cli.main import PLAIN, Listing
 from hbench.cli.output import console, handled, print_problems
+from hbench.cli.registry.pull import pull, run
 from hbench.errors import HbenchError
 from hbench.jobs.task_digest import dataset_digests
 from registry import demo
 from registry.check import check_folder, datasets_from_harbor_registry
-from registry.export import BenchmarkRecord, Index, export_registry
-from registry.loader import load_registry
+from registry.export import BenchmarkRecord
 from registry.pins import pinned
 from registry.search import search as search_index
+from registry.static import StaticRegistry
 
 app = typer.Typer(
     help="Search, pull and run the registry's benchmarks, and check registry folders.",
@@ -44,49 +44,6 @@ RegistryOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-TIMEOUT = httpx.Timeout(20.0)
-
-
-class StaticRegistry:
-    """The files of a static registry, wherever they are."""
-
-    def __init__(self, source: str | None) -> None:
-        self.source = source
-        self.files: dict[str, str] | None = None
-        if source is None:
-            self.files = export_registry(load_registry())
-        elif not _is_url(source):
-            root = Path(source)
-            if not root.is_dir():
-                raise HbenchError("registry-not-found", f"{source} is not a folder")
-            if not (root / "index.json").is_file():
-                self.files = export_registry(load_registry(root))
-
-    def read(self, path: str) -> str | None:
-        """The file's text, or None when the registry has no such file."""
-        if self.files is not None:
-            return self.files.get(path)
-        assert self.source is not None  # noqa: S101 - set whenever files is None
-        if not _is_url(self.source):
-            file = Path(self.source) / path
-            return file.read_text(encoding="utf-8") if file.is_file() else None
-        url = f"{self.source.rstrip('/')}/{path}"
-        try:
-            answer = httpx.get(url, timeout=TIMEOUT, follow_redirects=True)
-        except httpx.HTTPError as exc:
-            raise HbenchError("registry-not-found", f"could not fetch {url}: {exc}") from None
-        if answer.status_code == 404:
-            return None
-        if answer.status_code != 200:
-            message = f"{url} answered HTTP {answer.status_code}"
-            raise HbenchError("registry-not-found", message)
-        return answer.text
-
-    def index(self) -> Index:
-        text = self.read("index.json")
-        if text is None:
-            raise HbenchError("registry-not-found", f"{self.source} has no index.json")
-        return Index.model_validate_json(text)
 
 
 @app.command()
@@ -236,13 +193,6 @@ def _print_record(record: BenchmarkRecord) -> None:
     for line in lines:
         typer.echo(line)
 
-
-def _is_url(source: str) -> bool:
-    return source.startswith(("https://", "http://"))
-
-
-# `pull` and `run` live in their own module; they read records through StaticRegistry above.
-from hbench.cli.registry_pull import pull, run  # noqa: E402
 
 app.command("pull")(pull)
 app.command("run")(run)
