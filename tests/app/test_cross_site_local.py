@@ -66,7 +66,7 @@ browser's own form (`text/plain`), refused before its missing token is looked at
 
 def changing_routes(app: FastAPI) -> list[tuple[str, str]]:
     return sorted(
-        (method, route.path)
+        (method, str(route.path))
         for route in iter_route_contexts(app.routes)
         for method in (getattr(route, "methods", None) or ())
         if method not in SAFE and route.path not in NOT_LOCAL | NOTHING_TO_CHANGE
