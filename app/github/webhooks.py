@@ -4,10 +4,15 @@ Verified at the edge, in this order, before anything is parsed: the service has 
 webhook secret; the raw body is at most 25 MiB (GitHub's own cap); `X-Hub-Signature-256`
 is `sha256=` and the HMAC-SHA256 of the raw bytes under the secret (compared in constant
 time; the legacy SHA-1 header is not accepted); the delivery is for our App
-(`X-GitHub-Hook-Installation-Target-ID`). Then the delivery id is recorded, once: GitHub
-redelivers with the same id, and a delivery seen before is answered 200 and not acted on.
-The answer (202) goes out at once; the behaviours run afterwards, in the background.
-A delivery whose handling failed is forgotten, so a redelivery is acted on again.
+(`X-GitHub-Hook-Installation-Target-ID`).
+
+`X-GitHub-Event` is GitHub's to name (`projects_v2_item`, `sub_issues`, and new ones as
+GitHub adds them), so it is read as an opaque header value, only bounded; a delivery of an
+event or action no behaviour handles is answered 200 `ignored` and not recorded. Then the
+delivery id is recorded, once: GitHub redelivers with the same id, and a delivery seen
+before is answered 200 and not acted on. The answer (202) goes out at once; the behaviours
+run afterwards, in the background. A delivery whose handling failed is forgotten, so a
+redelivery is acted on again.
 """
 
 from __future__ import annotations
@@ -44,7 +49,9 @@ from hbench.rules import Area
 log = logging.getLogger(__name__)
 
 DELIVERY_RETENTION = timedelta(days=7)
-EVENT_NAME = re.compile(r"^[a-z_]{1,64}$")
+EVENT_NAME = re.compile(r"^[!-~]{1,64}$")
+"""Visible ASCII, no spaces or control characters (it is logged), as long as the recorded
+delivery's column: GitHub's names are no shape of ours to guess, so this only bounds them."""
 DELIVERY_ID = re.compile(r"^[A-Za-z0-9-]{1,64}$")
 
 router = APIRouter(prefix="/api/github", tags=["GitHub App"])
@@ -53,7 +60,7 @@ router = APIRouter(prefix="/api/github", tags=["GitHub App"])
 class WebhookAnswer(BaseModel):
     """What the service did with a delivery."""
 
-    status: Literal["accepted", "duplicate"]
+    status: Literal["accepted", "duplicate", "ignored"]
     delivery: str
     event: str
 
@@ -63,12 +70,15 @@ class WebhookAnswer(BaseModel):
     summary="Receive a GitHub webhook delivery (GitHub only)",
     description="GitHub delivers the App's events here, signed with the webhook secret "
     "(`X-Hub-Signature-256`). A new delivery is answered 202 and acted on in the "
-    "background; a delivery seen before (same `X-GitHub-Delivery`) is answered 200 and "
-    "ignored.",
+    "background; a delivery seen before (same `X-GitHub-Delivery`) is answered 200 "
+    "`duplicate`, and one of an event or action the App does not act on 200 `ignored`.",
     status_code=status.HTTP_202_ACCEPTED,
     response_model=WebhookAnswer,
     responses={
-        200: {"model": WebhookAnswer, "description": "A delivery seen before: ignored."},
+        200: {
+            "model": WebhookAnswer,
+            "description": "A delivery seen before, or of an event the App does not act on.",
+        },
         **error_responses(Area.WEBHOOK),
     },
 )
@@ -95,6 +105,9 @@ async def receive_webhook(
         request.headers.get("x-github-event"), request.headers.get("x-github-delivery"), body
     )
     answer = WebhookAnswer(status="accepted", delivery=event.delivery_id, event=event.name)
+    if not BEHAVIOURS.handlers_for(event):
+        ignored = answer.model_copy(update={"status": "ignored"})
+        return JSONResponse(ignored.model_dump(), status_code=status.HTTP_200_OK)
     if not await run_in_threadpool(record_delivery, database, event, clock()):
         duplicate = answer.model_copy(update={"status": "duplicate"})
         return JSONResponse(duplicate.model_dump(), status_code=status.HTTP_200_OK)

@@ -78,6 +78,8 @@ def test_a_signed_delivery_is_accepted_and_acted_on(
         ({"x_github_hook_installation_target_id": "99"}, 403, "webhook-app-mismatch"),
         ({"x_github_hook_installation_target_id": None}, 403, "webhook-app-mismatch"),
         ({"x_github_event": None}, 400, "webhook-payload-invalid"),
+        ({"x_github_event": "issue comment"}, 400, "webhook-payload-invalid"),
+        ({"x_github_event": "e" * 65}, 400, "webhook-payload-invalid"),
         ({"x_github_delivery": None}, 400, "webhook-payload-invalid"),
         ({"x_github_delivery": "../x"}, 400, "webhook-payload-invalid"),
     ],
@@ -161,6 +163,16 @@ def test_a_body_past_githubs_cap_is_refused_unread(
     assert answer.json()["code"] == "webhook-too-large"
 
 
+def test_a_delivery_no_behaviour_acts_on_is_ignored_unrecorded(
+    service_client: TestClient, fake: FakeGitHub, db: Session
+) -> None:
+    sent = delivery(fake, "ping", {"zen": "Keep it logically awesome."})
+    answer = deliver(service_client, sent)
+    assert (answer.status_code, answer.json()["status"]) == (200, "ignored")
+    assert deliveries(db) == []
+    assert fake.seen == []
+
+
 def test_a_replayed_delivery_is_ignored(
     service_client: TestClient, fake: FakeGitHub, help_comment: FakeComment, db: Session
 ) -> None:
@@ -195,18 +207,20 @@ def test_a_delivery_whose_handling_failed_is_taken_again(
     assert len(fake.replies_on(elsewhere, 1)) == 1
 
 
-def test_delivery_ids_are_kept_a_week(service: FastAPI, fake: FakeGitHub, db: Session) -> None:
+def test_delivery_ids_are_kept_a_week(
+    service: FastAPI, fake: FakeGitHub, help_comment: FakeComment, db: Session
+) -> None:
     now = [utcnow()]
     service.dependency_overrides[get_clock] = lambda: lambda: now[0]
     with TestClient(service, **LOCAL) as client:
-        first = delivery(fake, "ping", {"zen": "Keep it logically awesome."})
+        first = comment_delivery(fake, help_comment)
         deliver(client, first)
         now[0] += timedelta(days=6)
-        second = delivery(fake, "ping", {})
+        second = comment_delivery(fake, help_comment)
         deliver(client, second)
         assert set(deliveries(db)) == {first.delivery_id, second.delivery_id}
         now[0] += timedelta(days=2)
-        third = delivery(fake, "ping", {})
+        third = comment_delivery(fake, help_comment)
         deliver(client, third)
         assert set(deliveries(db)) == {second.delivery_id, third.delivery_id}
 

@@ -236,8 +236,11 @@ class FakeGitHub:
     def user(self, login: str) -> FakeUser | None:
         return next((u for u in self.users.values() if u.login.lower() == login.lower()), None)
 
-    def add_repo(self, owner: FakeUser, name: str, *, private: bool = False) -> FakeRepo:
-        repo = FakeRepo(id=self.next_id(), owner=owner, name=name, private=private)
+    def add_repo(
+        self, owner: FakeUser, name: str, *, private: bool = False, id: int | None = None
+    ) -> FakeRepo:
+        repo_id = id if id is not None else self.next_id()
+        repo = FakeRepo(id=repo_id, owner=owner, name=name, private=private)
         repo.roles[owner.id] = "admin"
         self.repos[repo.full_name.lower()] = repo
         return repo
@@ -245,9 +248,11 @@ class FakeGitHub:
     def repo(self, owner: str, name: str) -> FakeRepo | None:
         return self.repos.get(f"{owner}/{name}".lower())
 
-    def install(self, account: FakeUser, repos: list[FakeRepo] | None = None) -> FakeInstallation:
+    def install(
+        self, account: FakeUser, repos: list[FakeRepo] | None = None, *, id: int | None = None
+    ) -> FakeInstallation:
         installation = FakeInstallation(
-            id=self.next_id(),
+            id=id if id is not None else self.next_id(),
             account=account,
             repository_ids=None if repos is None else {repo.id for repo in repos},
         )
@@ -260,17 +265,24 @@ class FakeGitHub:
         repo.roles[user.id] = role
 
     def post_comment(
-        self, repo: FakeRepo, issue_number: int, user: FakeUser, body: str
+        self, repo: FakeRepo, issue_number: int, user: FakeUser, body: str, *, id: int | None = None
     ) -> FakeComment:
         """A comment someone wrote (the service is then told by a webhook delivery)."""
-        return self._add_comment(repo, issue_number, user, body, app_id=None)
+        return self._add_comment(repo, issue_number, user, body, app_id=None, id=id)
 
     def _add_comment(
-        self, repo: FakeRepo, issue_number: int, user: FakeUser, body: str, app_id: int | None
+        self,
+        repo: FakeRepo,
+        issue_number: int,
+        user: FakeUser,
+        body: str,
+        *,
+        app_id: int | None,
+        id: int | None = None,
     ) -> FakeComment:
         now = datetime.now(UTC)
         comment = FakeComment(
-            id=self.next_id(),
+            id=id if id is not None else self.next_id(),
             repo=repo,
             issue_number=issue_number,
             body=body,
@@ -282,9 +294,12 @@ class FakeGitHub:
         self.comments[comment.id] = comment
         return comment
 
-    def commit(self, repo: FakeRepo, files: dict[str, str | bytes]) -> str:
-        """A commit holding exactly `files` (path to content); returns its sha. Blob shas
-        are git's, so equal contents share one blob."""
+    def commit(
+        self, repo: FakeRepo, files: dict[str, str | bytes], *, commit_sha: str | None = None
+    ) -> str:
+        """A commit holding exactly `files` (path to content); returns its sha
+        (`commit_sha`, for a commit a delivery names already). Blob shas are git's, so
+        equal contents share one blob."""
         tree: dict[str, str] = {}
         for path, content in files.items():
             data = content.encode() if isinstance(content, str) else content
@@ -292,17 +307,31 @@ class FakeGitHub:
             self.blobs[sha] = data
             tree[path] = sha
         listing = "\n".join(f"{path} {sha}" for path, sha in sorted(tree.items()))
-        commit_sha = hashlib.sha1(
-            f"{repo.full_name}\n{listing}\n{self.next_id()}".encode(), usedforsecurity=False
-        ).hexdigest()
+        commit_sha = (
+            commit_sha
+            or hashlib.sha1(
+                f"{repo.full_name}\n{listing}\n{self.next_id()}".encode(), usedforsecurity=False
+            ).hexdigest()
+        )
         repo.commits[commit_sha] = tree
         return commit_sha
 
     def open_pull(
-        self, repo: FakeRepo, author: FakeUser, head_sha: str, changed: list[str]
+        self,
+        repo: FakeRepo,
+        author: FakeUser,
+        head_sha: str,
+        changed: list[str],
+        *,
+        number: int | None = None,
     ) -> FakePull:
         """A pull request to `repo` whose head is `head_sha`, changing `changed`."""
-        pull = FakePull(number=self.next_id(), head_sha=head_sha, changed=changed, author=author)
+        pull = FakePull(
+            number=number if number is not None else self.next_id(),
+            head_sha=head_sha,
+            changed=changed,
+            author=author,
+        )
         repo.pulls[pull.number] = pull
         return pull
 
