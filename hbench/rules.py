@@ -262,6 +262,7 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("run-shards-unbalanced", 422, "A shard would run nothing, or far longer than another"),
         ("run-shards-overlap", 422, "The shards don't run every task once"),
         ("run-attempts-refused", 422, "The board does not allow this many attempts"),
+        ("run-kwargs-name-invalid", 422, "An agent option is named by no option's name"),
         ("run-kwargs-reserved", 422, "An agent option is one the spec sets"),
         ("run-prompt-template-invalid", 422, "The prompt template never shows the task"),
         ("run-limit-daily", 429, "You reached the board's runs per 24 hours"),

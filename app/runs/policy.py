@@ -266,6 +266,24 @@ def kwargs_unreserved(request: IssueRequest, lookup: Lookup) -> Iterable[Problem
             yield Problem("run-kwargs-reserved", message, f"body.declarative.kwargs.{key}")
 
 
+OPTION_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+"""An agent option as Harbor passes it, a Python keyword argument, in ASCII: a name in
+another script, form or with an invisible character would show on the board beside the
+option it looks like (`temp\u0435rature` with a Cyrillic `\u0435`, NFD `te\u0301mperature`) as
+another entry."""
+
+
+def kwargs_named(request: IssueRequest, _: Lookup) -> Iterable[Problem]:
+    for key in request.declarative.kwargs:
+        if not OPTION_NAME.match(key):
+            message = (
+                f"the option {key[:40]!a}{'…' if len(key) > 40 else ''} is no agent option's "
+                "name: those are ASCII letters, digits and _, not starting with a digit, up to "
+                "100 characters, as on Agents"
+            )
+            yield Problem("run-kwargs-name-invalid", message, "body.declarative.kwargs")
+
+
 DOCKER = "docker"
 """Harbor's docker environment: where every issued run's trials run unless its board's
 policy allows other environment types (`environments`), or it asks for an environment
@@ -348,6 +366,7 @@ CHECKS: tuple[Check, ...] = (
     attempts_allowed,
     concurrency_allowed,
     environment_allowed,
+    kwargs_named,
     kwargs_unreserved,
     shards_allowed,
     template_uses_instruction,
