@@ -26,9 +26,11 @@ from tests.fakes.github.webhooks import (
     deliver,
     delivery,
     issue_comment_payload,
+    ping_payload,
 )
 
 from ..conftest import LOCAL
+from .conftest import SERVICE_URL
 
 
 @pytest.fixture
@@ -140,7 +142,7 @@ def test_a_body_changed_after_signing_is_refused(
 def test_a_body_that_is_not_json_is_refused_after_its_signature(
     service_client: TestClient, fake: FakeGitHub, db: Session
 ) -> None:
-    sent = delivery(fake, "ping", {})
+    sent = delivery(fake, "ping", ping_payload(fake, SERVICE_URL))
     broken = b"{not json"
     answer = deliver(
         service_client,
@@ -157,7 +159,8 @@ def test_a_body_that_is_not_json_is_refused_after_its_signature(
 def test_a_body_past_githubs_cap_is_refused_unread(
     service_client: TestClient, fake: FakeGitHub
 ) -> None:
-    sent = delivery(fake, "ping", {}).with_headers(content_length=str(26 * 1024 * 1024))
+    sent = delivery(fake, "ping", ping_payload(fake, SERVICE_URL))
+    sent = sent.with_headers(content_length=str(26 * 1024 * 1024))
     answer = service_client.post(WEBHOOK_PATH, content=sent.body, headers=sent.headers)
     assert answer.status_code == 413
     assert answer.json()["code"] == "webhook-too-large"
@@ -166,7 +169,7 @@ def test_a_body_past_githubs_cap_is_refused_unread(
 def test_a_delivery_no_behaviour_acts_on_is_ignored_unrecorded(
     service_client: TestClient, fake: FakeGitHub, db: Session
 ) -> None:
-    sent = delivery(fake, "ping", {"zen": "Keep it logically awesome."})
+    sent = delivery(fake, "ping", ping_payload(fake, SERVICE_URL))
     answer = deliver(service_client, sent)
     assert (answer.status_code, answer.json()["status"]) == (200, "ignored")
     assert deliveries(db) == []
@@ -232,6 +235,6 @@ def local_client(settings: Settings) -> Iterator[TestClient]:
 
 
 def test_local_mode_takes_no_webhooks(local_client: TestClient, fake: FakeGitHub) -> None:
-    answer = deliver(local_client, delivery(fake, "ping", {}))
+    answer = deliver(local_client, delivery(fake, "ping", ping_payload(fake, SERVICE_URL)))
     assert answer.status_code == 503
     assert answer.json()["code"] == "webhook-not-configured"

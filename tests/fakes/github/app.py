@@ -21,6 +21,7 @@ import jwt
 from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
+from tests.fakes.github.payloads import comment_json
 from tests.fakes.github.state import (
     BASE_PERMISSION,
     FakeCheckRun,
@@ -172,7 +173,7 @@ def rest_router(fake: FakeGitHub) -> APIRouter:
     async def create_comment(request: Request, found: RepoDep, issue_number: int) -> Any:
         installation_for(request, found)
         body = (await request.json())["body"]
-        return fake.reply_as_app(found, issue_number, body).to_json(fake.app)
+        return comment_json(fake, fake.reply_as_app(found, issue_number, body))
 
     @router.get("/repos/{owner}/{repo}/issues/{issue_number}/comments")
     def list_comments(
@@ -181,7 +182,7 @@ def rest_router(fake: FakeGitHub) -> APIRouter:
         installation_for(request, found)
         comments = fake.comments_on(found, issue_number)
         start = (page - 1) * per_page
-        return [c.to_json(fake.app) for c in comments[start : start + per_page]]
+        return [comment_json(fake, c) for c in comments[start : start + per_page]]
 
     @router.patch("/repos/{owner}/{repo}/issues/comments/{comment_id}")
     async def edit_comment(request: Request, found: RepoDep, comment_id: int) -> Any:
@@ -194,7 +195,7 @@ def rest_router(fake: FakeGitHub) -> APIRouter:
         comment.body = (await request.json())["body"]
         comment.updated_at = datetime.now(UTC)
         comment.edits += 1
-        return comment.to_json(fake.app)
+        return comment_json(fake, comment)
 
     @router.post("/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions")
     async def react(request: Request, found: RepoDep, comment_id: int) -> Response:

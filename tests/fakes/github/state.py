@@ -130,20 +130,6 @@ class FakeComment:
     edits: int = 0
     reactions: list[tuple[str, str]] = field(default_factory=list)  # (content, login)
 
-    def to_json(self, app: FakeApp) -> dict[str, Any]:
-        via = {"id": app.id, "slug": app.slug} if self.app_id == app.id else None
-        stamp = "%Y-%m-%dT%H:%M:%SZ"
-        return {
-            "id": self.id,
-            "node_id": f"IC_{self.id}",
-            "body": self.body,
-            "user": self.user.to_json(),
-            "created_at": self.created_at.strftime(stamp),
-            "updated_at": self.updated_at.strftime(stamp),
-            "performed_via_github_app": via,
-            "author_association": "NONE",
-        }
-
 
 @dataclass
 class FakeCheckRun:
@@ -202,6 +188,8 @@ class FakeGitHub:
             client_secret=secrets.token_urlsafe(24),
             webhook_secret=secrets.token_urlsafe(24),
         )
+        # Who made the App: payloads that name the App name its owner.
+        self.app_owner = FakeUser(800_000 + app_id, "hbench-app-owner", type="Organization")
         self.oidc = FakeOidcIssuer(self, oidc_keys)
         self.users: dict[int, FakeUser] = {}
         self.repos: dict[str, FakeRepo] = {}

@@ -1,9 +1,10 @@
 """Webhook deliveries as GitHub makes them: a JSON body, the event and delivery headers,
 and `X-Hub-Signature-256`, the HMAC-SHA256 of the raw body under the webhook secret.
 
-Payloads carry the fields GitHub's documented examples (octokit/webhooks) have for these
-events and actions, cut to what a reader of them needs; `issue_comment` is built from a
-comment the fake holds, so the service's reactions and replies land on it.
+Payloads are whole, every field GitHub's schemas for the event and action require
+(`payloads`; `tests/app/github/test_webhook_schemas.py` checks each builder here against
+`@octokit/webhooks-schemas`); `issue_comment` is built from a comment the fake holds, so
+the service's reactions and replies land on it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,18 @@ from typing import Any
 from fastapi.testclient import TestClient
 from httpx2 import Response
 
+from app.github.manifest import events
+from tests.fakes.github.payloads import (
+    MADE,
+    comment_json,
+    installation_json,
+    installation_lite,
+    issue_json,
+    pull_request_json,
+    repository_brief,
+    repository_json,
+    user_json,
+)
 from tests.fakes.github.state import (
     FakeComment,
     FakeGitHub,
@@ -100,28 +113,18 @@ def issue_comment_payload(
     pull_request: bool = True,
 ) -> dict[str, Any]:
     """`issue_comment` for a comment the fake holds (on a pull request by default)."""
-    issue: dict[str, Any] = {
-        "number": comment.issue_number,
-        "title": "Add a run",
-        "state": "open",
-        "locked": False,
-        "user": comment.user.to_json(),
-    }
-    if pull_request:
-        issue["pull_request"] = {
-            "url": f"{fake.url}/api/v3/repos/{comment.repo.full_name}/pulls/{comment.issue_number}"
-        }
-    payload: dict[str, Any] = {
-        "action": action,
-        "issue": issue,
-        "comment": comment.to_json(fake.app),
-        "repository": comment.repo.to_json(),
-        "sender": comment.user.to_json(),
-        "installation": {"id": installation_of(fake, comment.repo).id},
-    }
+    payload: dict[str, Any] = {"action": action}
     if action == "edited":
         payload["changes"] = {"body": {"from": "an earlier text"}}
-    return payload
+    return payload | {
+        "issue": issue_json(
+            fake, comment.repo, comment.issue_number, comment.user, pull_request=pull_request
+        ),
+        "comment": comment_json(fake, comment),
+        "repository": repository_json(fake, comment.repo),
+        "sender": user_json(fake, comment.user),
+        "installation": installation_lite(installation_of(fake, comment.repo)),
+    }
 
 
 def installation_payload(
@@ -131,14 +134,19 @@ def installation_payload(
     *,
     action: str = "created",
 ) -> dict[str, Any]:
-    """`installation` (created, deleted, suspend, unsuspend) for an installation."""
+    """`installation` (created, deleted, suspend, unsuspend, new_permissions_accepted) for
+    an installation; `sender` suspended it, for `suspend`."""
     repos = [repo for repo in fake.repos.values() if installation.covers(repo)]
-    return {
+    suspended_by = sender if action == "suspend" else None
+    payload: dict[str, Any] = {
         "action": action,
-        "installation": installation_json(fake, installation),
+        "installation": installation_json(fake, installation, suspended_by=suspended_by),
         "repositories": [repository_brief(repo) for repo in repos],
-        "sender": sender.to_json(),
+        "sender": user_json(fake, sender),
     }
+    if action != "created":
+        payload["requester"] = None
+    return payload
 
 
 def installation_repositories_payload(
@@ -149,48 +157,66 @@ def installation_repositories_payload(
     added: Sequence[FakeRepo] = (),
     removed: Sequence[FakeRepo] = (),
 ) -> dict[str, Any]:
-    """`installation_repositories`: repositories added to or removed from an installation."""
+    """`installation_repositories`: repositories added to or removed from an installation
+    (GitHub tells of one or the other in a delivery, never both)."""
+    if added and removed:
+        raise ValueError("GitHub sends repositories added and removed in separate deliveries")
     return {
         "action": "added" if added else "removed",
         "installation": installation_json(fake, installation),
         "repository_selection": "all" if installation.repository_ids is None else "selected",
         "repositories_added": [repository_brief(repo) for repo in added],
         "repositories_removed": [repository_brief(repo) for repo in removed],
-        "sender": sender.to_json(),
+        "requester": None,
+        "sender": user_json(fake, sender),
     }
-
-
-def installation_json(fake: FakeGitHub, installation: FakeInstallation) -> dict[str, Any]:
-    return {
-        "id": installation.id,
-        "account": installation.account.to_json(),
-        "app_id": fake.app.id,
-        "app_slug": fake.app.slug,
-        "target_type": installation.account.type,
-        "repository_selection": "all" if installation.repository_ids is None else "selected",
-    }
-
-
-def repository_brief(repo: FakeRepo) -> dict[str, Any]:
-    return {"id": repo.id, "name": repo.name, "full_name": repo.full_name, "private": repo.private}
 
 
 def pull_request_payload(
-    fake: FakeGitHub, repo: FakeRepo, pull: FakePull, *, action: str = "opened"
+    fake: FakeGitHub,
+    repo: FakeRepo,
+    pull: FakePull,
+    *,
+    action: str = "opened",
+    before: str | None = None,
 ) -> dict[str, Any]:
-    """`pull_request` for a pull request the fake holds (its head in the same repository)."""
+    """`pull_request` for a pull request the fake holds (its head in the same repository);
+    `synchronize` says the head moved from `before` (by default, the base's commit)."""
+    pull_json = pull_request_json(fake, repo, pull)
+    payload: dict[str, Any] = {"action": action, "number": pull.number}
+    if action == "synchronize":
+        payload |= {"before": before or pull_json["base"]["sha"], "after": pull.head_sha}
+    return payload | {
+        "pull_request": pull_json,
+        "repository": repository_json(fake, repo),
+        "sender": user_json(fake, pull.author),
+        "installation": installation_lite(installation_of(fake, repo)),
+    }
+
+
+def ping_payload(fake: FakeGitHub, service_url: str) -> dict[str, Any]:
+    """`ping`: what GitHub sends the App's webhook when it is made or its address changes."""
+    hook_id = 1  # X-GitHub-Hook-ID, as `delivery` sends it
+    hook_url = f"{fake.url}/api/v3/app/hook"
     return {
-        "action": action,
-        "number": pull.number,
-        "pull_request": {
-            "number": pull.number,
-            "state": "open",
-            "title": "Change the registry",
-            "user": pull.author.to_json(),
-            "head": {"sha": pull.head_sha, "ref": "change", "repo": repo.to_json()},
-            "base": {"ref": "main", "repo": repo.to_json()},
+        "zen": "Keep it logically awesome.",
+        "hook_id": hook_id,
+        "hook": {
+            "type": "App",
+            "id": hook_id,
+            "name": "web",
+            "active": True,
+            "app_id": fake.app.id,
+            "events": events(),
+            "config": {
+                "content_type": "json",
+                "url": f"{service_url}{WEBHOOK_PATH}",
+                "insecure_ssl": "0",
+            },
+            "updated_at": MADE,
+            "created_at": MADE,
+            "url": f"{hook_url}/config",
+            "ping_url": f"{hook_url}/pings",
+            "deliveries_url": f"{hook_url}/deliveries",
         },
-        "repository": repo.to_json(),
-        "sender": pull.author.to_json(),
-        "installation": {"id": installation_of(fake, repo).id},
     }
