@@ -21,7 +21,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from typing import Any, Protocol, Self
 
@@ -374,7 +374,7 @@ def task_rewards(job: Job) -> dict[str, list[float | None]]:
 
 def fingerprint(job: Job) -> dict[str, Any]:
     """What recognises this job after it is deleted: its id and each trial's traces."""
-    ordered = sorted(job.results, key=lambda t: (t.task_name or "", _iso(t.started_at) or ""))
+    ordered = sorted(job.results, key=lambda t: (t.task_name or "", _utc(t.started_at) or ""))
     trials: list[Any] = [_trial_print(t) for t in ordered]
     return {"job_id": job.job_id, "trials": trials}
 
@@ -382,8 +382,8 @@ def fingerprint(job: Job) -> dict[str, Any]:
 def _trial_print(trial: Trial) -> dict[str, Any]:
     return {
         "task": trial.task_name,
-        "started_at": _iso(trial.started_at),
-        "finished_at": _iso(trial.finished_at),
+        "started_at": _utc(trial.started_at),
+        "finished_at": _utc(trial.finished_at),
         "input_tokens": trial.n_input_tokens,
         "cached_tokens": trial.n_cache_tokens,
         "output_tokens": trial.n_output_tokens,
@@ -392,6 +392,15 @@ def _trial_print(trial: Trial) -> dict[str, Any]:
 
 def _first[T](values: Iterable[T | None]) -> T | None:
     return next((value for value in values if value is not None), None)
+
+
+def _utc(moment: datetime | None) -> str | None:
+    """A trial's moment in UTC, as Harbor writes it (`Z`, kept as `+00:00`): the same moment
+    spelled in another offset (`+01:00`) is the same trial, so a copy respelled so is still
+    recognised (`bench-published-before`). A moment without an offset is taken as UTC."""
+    if moment is None:
+        return None
+    return (moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)).isoformat()
 
 
 def _iso(moment: datetime | None) -> str | None:

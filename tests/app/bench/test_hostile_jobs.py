@@ -1,0 +1,127 @@
+"""Jobs made to test the guides' promises from outside our fixtures
+(../shared/spec/hbench-upload-a-job.txt, hbench-withdraw-delete-report.txt): a key in a
+trial's task name, a published job deleted without being withdrawn and uploaded again, and
+a copy whose times are the same moments spelled in another offset."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy.orm import Session
+
+from app.db.models import Job, JobStatus
+from app.settings import Settings
+
+from ..conftest import TokenFactory, bearer
+from ..publish.conftest import publish, uploaded, variant
+from .conftest import FakeClock, assert_nothing_stored, job_rows, upload
+from .jobs import SealedJob, edit_json, packed, reseal, trial_folders
+
+KEY = "sk-ant-api03-" + "Qm4Zt8Vw2Lp6Rx1Nb9Ky3Hd7" * 3 + "Qm4Zt8Vw2Lp6Rx1Nb9" + "AA"
+"""Shaped as Anthropic's keys are, random enough for gitleaks' rule."""
+
+
+def test_a_key_in_a_trials_task_name_is_redacted_in_the_refusal_and_nothing_is_stored(
+    client: TestClient, *, db: Session, settings: Settings, make_token: TokenFactory,
+    sealed: SealedJob, tmp_path: Path, clock: FakeClock,
+) -> None:  # fmt: skip
+    job = sealed.copy_to(tmp_path)
+    trial = trial_folders(job)[0]
+    # Both attempts of one task, so the job stays complete.
+    task = json.loads((trial / "result.json").read_text())["task_name"]
+    for each in trial_folders(job):
+        if json.loads((each / "result.json").read_text())["task_name"] == task:
+            edit_json(each / "result.json", lambda data: data.update(task_name=f"task-{KEY}"))
+    reseal(job)
+    token = make_token("alice")
+
+    answer = upload(client, packed(job), **bearer(token))
+
+    # The task is not the dataset's, so the job is refused; its message names the task with
+    # the key redacted, and nothing is stored.
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["code"] == "job-plan-mismatch"
+    assert "task-[REDACTED]" in answer.json()["detail"]
+    assert KEY[:24] not in answer.text
+    assert_nothing_stored(db, settings)
+    page = client.get("/bench")
+    assert KEY[:24] not in page.text
+
+
+def test_a_published_job_deleted_unwithdrawn_keeps_its_score_and_its_copy_no_board(
+    client: TestClient, *, db: Session, make_token: TokenFactory, sealed: SealedJob,
+    sealed_archive: bytes, tmp_path: Path, clock: FakeClock,
+) -> None:  # fmt: skip
+    alice = make_token("alice")
+    first = uploaded(client, sealed_archive, alice)
+    assert publish(client, first, alice).status_code == 200
+    deleted = client.delete(
+        f"/api/bench/jobs/{first}", params={"confirm": sealed.path.name}, headers=bearer(alice)
+    )
+    assert deleted.status_code == 200, deleted.text
+    db.rollback()
+    row = db.get(Job, uuid.UUID(first))
+    assert row is not None and row.published_at is not None and row.withdrawn_at is None
+
+    for body in (sealed_archive, variant(sealed, tmp_path)):
+        copy = uploaded(client, body, alice)
+        shown = client.get(f"/api/bench/jobs/{copy}", headers=bearer(alice)).json()
+        boards = shown["boards"]
+        assert (boards["fits"], boards["opens"]) == ([], None), boards
+        assert [note["code"] for note in boards["notes"]] == ["bench-published-before"]
+        refused = publish(client, copy, alice)
+        assert (refused.status_code, refused.json()["code"]) == (409, "bench-published-before")
+        assert refused.json()["detail"].endswith("(bench-published-before)")
+        db.rollback()
+        copy_row = db.get(Job, uuid.UUID(copy))
+        assert copy_row is not None and copy_row.status is JobStatus.PRIVATE
+
+
+def respelled(value: str, zone: timezone) -> str:
+    """The same moment written in another zone's offset (`Z` as `+00:00`, or `+01:00`)."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(zone).isoformat()
+
+
+def copy_respelled(sealed: SealedJob, folder: Path, zone: timezone) -> bytes:
+    """A copy under a new job id whose trials' times are the same moments spelled in `zone`."""
+    job = sealed.copy_to(folder)
+    old_id, new_id = json.loads((job / "result.json").read_text())["id"], str(uuid.uuid4())
+    for path in job.rglob("*.json"):
+        if path.name != "manifest.json":
+            path.write_text(path.read_text().replace(old_id, new_id))
+
+    def change(data: dict[str, object]) -> None:
+        for key in ("started_at", "finished_at"):
+            value = data.get(key)
+            if isinstance(value, str):
+                data[key] = respelled(value, zone)
+
+    for trial in trial_folders(job):
+        edit_json(trial / "result.json", change)
+    reseal(job)
+    return packed(job)
+
+
+@pytest.mark.parametrize("hours", [0, 1])
+def test_a_copy_whose_times_are_spelled_otherwise_is_still_recognised(
+    client: TestClient, *, db: Session, make_token: TokenFactory, sealed: SealedJob,
+    sealed_archive: bytes, tmp_path: Path, clock: FakeClock, hours: int,
+) -> None:  # fmt: skip
+    token = make_token("alice")
+    first = uploaded(client, sealed_archive, token)
+    assert publish(client, first, token).status_code == 200
+
+    answer = upload(client, copy_respelled(sealed, tmp_path, timezone(timedelta(hours=hours))),
+                    **bearer(token))  # fmt: skip
+
+    assert answer.status_code == 201, answer.text
+    assert answer.json()["boards"]["fits"] == []
+    refused = publish(client, answer.json()["id"], token)
+    assert (refused.status_code, refused.json()["code"]) == (409, "bench-published-before")
+    assert refused.json()["errors"][0]["message"].startswith("a trial of ")
+    assert len(job_rows(db)) == 2
