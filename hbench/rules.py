@@ -418,6 +418,7 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("action-oidc-failed", 422, "The runner gave no OIDC token"),
         ("action-env-missing", 422, "A variable the run needs is not set"),
         ("action-run-failed", 422, "The run failed or left no sealed job"),
+        ("action-image-unavailable", 422, "No runner image is here, nor can one be built"),
         ("action-handoff-missing", 422, "The upload step can't find the run token"),
         ("action-resume-mismatch", 422, "The saved run's spec is not the issued one"),
         ("action-workflow-source-unknown", 422, "The workflow's own source can't be told"),

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hbench import __version__
+from hbench.action import abandon
 from hbench.action.protocol import Actions, Inputs, StepError, run_step
 from hbench.action.variables import PASSED_BY_NAME, extra_names
 from hbench.errors import HbenchError
@@ -39,6 +40,8 @@ EXTRA_ENV = "HBENCH_EXTRA_ENV"
 """`NAME=value` lines for names of `pass-env` that the job can't set as variables of its
 own: the reusable workflow hands its `extra-env` secret over in it."""
 CLEANUP_SECONDS = 30
+PULL_SECONDS = 300
+"""How long the build's base may take to pull before the step gives up on building."""
 NETWORK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 TITLE = "hbench: the run failed"
 
@@ -198,6 +201,77 @@ def docker_build(action_path: Path, image: str) -> list[str]:
     return ["docker", "build", "--tag", image, "--file", str(dockerfile), str(source)]
 
 
+def dockerfile_base(dockerfile: Path) -> str | None:
+    """The image the Dockerfile builds on by default: its `ARG BASE=` line's value."""
+    try:
+        text = dockerfile.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        name, sep, value = line.removeprefix("ARG ").partition("=")
+        if line.startswith("ARG ") and sep and name.strip() == "BASE":
+            return value.strip()
+    return None
+
+
+def image_present(docker: str, image: str, env: Mapping[str, str]) -> bool:
+    """Whether the daemon has the image already (no registry is asked)."""
+    argv = [docker, "image", "inspect", "--format", "{{.Id}}", image]
+    try:
+        done = subprocess.run(
+            argv, env=dict(env), capture_output=True, check=False, timeout=CLEANUP_SECONDS
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    return done.returncode == 0
+
+
+def pull_base(docker: str, base: str, env: Mapping[str, str]) -> str | None:
+    """Pull the build's base within `PULL_SECONDS`; None when it came, else why not."""
+    try:
+        done = subprocess.run(
+            [docker, "pull", "--quiet", base], env=dict(env), capture_output=True, text=True,
+            check=False, timeout=PULL_SECONDS,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"its registry did not answer within {PULL_SECONDS} s"
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        return lines[-1] if lines else f"`docker pull` exited with {done.returncode}"
+    return None
+
+
+def runner_image(
+    actions: Actions, inputs: Inputs, env: Mapping[str, str], tag: str = DEFAULT_IMAGE
+) -> str:
+    """The image to run in: the `image` input (a release pins its own there); else this
+    version's image when the daemon has it (`make runner-image` or a pull made it); else
+    one built from this action's Dockerfile, on a base that is here or can be pulled.
+    A base out of reach stops the step before any build (`action-image-unavailable`)."""
+    if (given := inputs.get("image")) is not None:
+        return given
+    docker = docker_binary(env)
+    if image_present(docker, tag, env):
+        actions.log(f"using the runner image {tag}, which this runner has already")
+        return tag
+    action_path = Path(inputs.required("action-path"))
+    dockerfile = action_path / "Dockerfile"
+    base = dockerfile_base(dockerfile)
+    if base is not None and not image_present(docker, base, env):
+        actions.log(f"pulling {base}, the base of the runner image")
+        if (why := pull_base(docker, base, env)) is not None:
+            raise HbenchError(
+                "action-image-unavailable",
+                f"the runner image {tag} is not on this runner, and its base {base} "
+                f"can't be pulled ({why}), so it can't be built: pass the input `image` (a "
+                f"runner image this runner has or can pull), or build {tag} here "
+                "first (`make runner-image` makes it on a base of Debian's packages)",
+            )
+    actions.log(f"building the runner image {tag} from {dockerfile}")
+    execute(docker_build(action_path, tag), env, "docker build")
+    return tag
+
+
 def docker_binary(env: Mapping[str, str]) -> str:
     docker = shutil.which("docker", path=env.get("PATH"))
     if docker is None:
@@ -289,13 +363,8 @@ def run(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
     planned = plan(inputs, workspace, environ)
     for secret in planned.secrets:
         actions.mask(secret)
-    image = inputs.get("image")
     env = {**environ, **planned.values}
-    if image is None:
-        image = DEFAULT_IMAGE
-        action_path = Path(inputs.required("action-path"))
-        actions.log(f"building the runner image {image} from {action_path / 'Dockerfile'}")
-        execute(docker_build(action_path, image), env, "docker build")
+    image = runner_image(actions, inputs, env)
     if planned.resumed:
         actions.log(f"resuming the job an earlier attempt left in {planned.job_dir}")
     name = container_name(planned)
@@ -311,10 +380,21 @@ def run(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
     actions.set_output("resumed", "true" if planned.resumed else "false")
 
 
+def run_or_give_up(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
+    """The step; when it fails, its issued run is abandoned, or kept (`on-failure`)."""
+    chosen = abandon.policy(inputs)
+    try:
+        run(actions, inputs, environ)
+    except HbenchError:
+        abandon.give_up(actions, inputs, chosen)
+        raise
+
+
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Run the issued spec; 0 when a sealed job folder exists, 1 with annotations if not."""
     del argv  # every setting arrives as an input variable
-    return run_step(TITLE, lambda actions, env: run(actions, Inputs(env), env), environ)
+    step = run_or_give_up
+    return run_step(TITLE, lambda actions, env: step(actions, Inputs(env), env), environ)
 
 
 if __name__ == "__main__":

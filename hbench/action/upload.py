@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from hbench.action import abandon
 from hbench.action.oidc import id_token_available, request_id_token
 from hbench.action.protocol import Actions, Inputs, run_step
 from hbench.action.summary import job_summary
@@ -179,10 +180,21 @@ def upload(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None
     actions.summary(job_summary(job, details, job_id, job_url, runner=runner, evidence=evidence))
 
 
+def upload_or_give_up(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None:
+    """The step; when it fails, its issued run is abandoned, or kept (`on-failure`)."""
+    chosen = abandon.policy(inputs)
+    try:
+        upload(actions, inputs, environ)
+    except HbenchError:
+        abandon.give_up(actions, inputs, chosen)
+        raise
+
+
 def main(argv: list[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
     """Upload the job; 0 when the service took it (or `upload` is false), 1 otherwise."""
     del argv  # every setting arrives as an input variable
-    return run_step(TITLE, lambda actions, env: upload(actions, Inputs(env), env), environ)
+    step = upload_or_give_up
+    return run_step(TITLE, lambda actions, env: step(actions, Inputs(env), env), environ)
 
 
 if __name__ == "__main__":

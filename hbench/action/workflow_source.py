@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sys
+import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -39,6 +40,40 @@ class SourceError(Exception):
         self.code = code
 
 
+def fork_pull_request(environ: dict[str, str]) -> bool:
+    """Whether the job runs for a pull request from a fork (its event payload says so)."""
+    if not environ.get("GITHUB_EVENT_NAME", "").startswith("pull_request"):
+        return False
+    try:
+        event = json.loads(Path(environ.get("GITHUB_EVENT_PATH", "")).read_text(encoding="utf-8"))
+        head = event["pull_request"]["head"]["repo"]["full_name"]
+        base = event["pull_request"]["base"]["repo"]["full_name"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return bool(head) and head != base
+
+
+def missing_token_cause(environ: dict[str, str]) -> str:
+    """Why GitHub gave this job no OIDC token, as far as the job can tell, and the fix."""
+    if environ.get("ACT") == "true":
+        return (
+            "this job runs under act, which gives jobs no GitHub OIDC token; run the Action "
+            "(action.yml) in a job of your own with `api-token` instead"
+        )
+    if "true" in (environ.get("GITEA_ACTIONS"), environ.get("FORGEJO_ACTIONS")):
+        return (
+            "this job runs on a Gitea or Forgejo runner, which gives it no GitHub OIDC token; "
+            "run the Action (action.yml) in a job of your own with `api-token` instead"
+        )
+    if fork_pull_request(environ):
+        return (
+            "this job runs for a pull request from a fork, which GitHub never gives an OIDC "
+            "token, whatever the calling job grants; run the benchmark from a branch of the "
+            "repository itself"
+        )
+    return "the job that calls this workflow must grant `permissions: id-token: write`"
+
+
 def request_token(environ: dict[str, str]) -> str:
     """The job's OIDC token, asked of the runner with this module's audience."""
     url = environ.get("ACTIONS_ID_TOKEN_REQUEST_URL", "")
@@ -46,9 +81,9 @@ def request_token(environ: dict[str, str]) -> str:
     if not url or not bearer:
         raise SourceError(
             "action-oidc-unavailable",
-            "ACTIONS_ID_TOKEN_REQUEST_URL and ACTIONS_ID_TOKEN_REQUEST_TOKEN are not set, so "
-            "the job can't learn which commit of the workflow it runs: the calling job needs "
-            "`permissions: id-token: write`",
+            "GitHub gave this job no OIDC token (ACTIONS_ID_TOKEN_REQUEST_URL is not set), and "
+            "this workflow can't run without one, whatever `api-token` says: it learns from it "
+            f"which commit of its own it runs. {missing_token_cause(environ)}",
         )
     separator = "&" if "?" in url else "?"
     query = urllib.parse.urlencode({"audience": AUDIENCE})
@@ -58,11 +93,31 @@ def request_token(environ: dict[str, str]) -> str:
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as answer:  # noqa: S310
             value = json.loads(answer.read()).get("value")
+    except urllib.error.HTTPError as exc:
+        raise SourceError("action-oidc-failed", request_refused(exc.code)) from None
     except (OSError, ValueError, AttributeError) as exc:
-        raise SourceError("action-oidc-failed", f"the OIDC token request failed: {exc}") from None
+        raise SourceError(
+            "action-oidc-failed",
+            f"the job may have an OIDC token (ACTIONS_ID_TOKEN_REQUEST_URL is set), but its "
+            f"request to the runner's token endpoint failed ({exc}); re-run the job",
+        ) from None
     if not isinstance(value, str) or value.count(".") != 2:
         raise SourceError("action-oidc-failed", "the runner answered with no OIDC token")
     return value
+
+
+def request_refused(status: int) -> str:
+    """What an HTTP error of the runner's token endpoint means; the job has the permission."""
+    if status in {401, 403}:
+        return (
+            f"the runner's token endpoint refused this job's request token (HTTP {status}): "
+            "the job has `id-token: write` (the request variables are set), but the request "
+            "token was not taken, as when it outlived its job; re-run the job"
+        )
+    return (
+        f"the runner's token endpoint answered HTTP {status} to a job that has "
+        "`id-token: write`: a failure on GitHub's side; re-run the job"
+    )
 
 
 def claims_of(token: str) -> dict[str, object]:
