@@ -380,8 +380,11 @@ def fingerprint(job: Job) -> dict[str, Any]:
 
 
 def _trial_print(trial: Trial) -> dict[str, Any]:
+    # The task's name redacted as the rest of the job is: the row keeps the print after the
+    # job is deleted, and a copy's print, redacted alike, still matches it.
+    task = redact_text(trial.task_name).text if trial.task_name is not None else None
     return {
-        "task": trial.task_name,
+        "task": task,
         "started_at": _utc(trial.started_at),
         "finished_at": _utc(trial.finished_at),
         "input_tokens": trial.n_input_tokens,

@@ -1,29 +1,52 @@
 """Jobs made to test the guides' promises from outside our fixtures
 (../shared/spec/hbench-upload-a-job.txt, hbench-withdraw-delete-report.txt): a key in a
-trial's task name, a published job deleted without being withdrawn and uploaded again, and
-a copy whose times are the same moments spelled in another offset."""
+trial's task name, of a registry's dataset and of tasks from a folder; a job of tasks from a
+folder, kept privately; a published job deleted without being withdrawn and uploaded again;
+and a copy whose times are the same moments spelled in another offset."""
 
 from __future__ import annotations
 
 import json
+import tarfile
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.db.models import Job, JobStatus
 from app.settings import Settings
 
 from ..conftest import TokenFactory, bearer
-from ..publish.conftest import publish, uploaded, variant
+from ..publish.conftest import job_row, publish, uploaded, variant
 from .conftest import FakeClock, assert_nothing_stored, job_rows, upload
 from .jobs import SealedJob, edit_json, packed, reseal, trial_folders
 
 KEY = "sk-ant-api03-" + "Qm4Zt8Vw2Lp6Rx1Nb9Ky3Hd7" * 3 + "Qm4Zt8Vw2Lp6Rx1Nb9" + "AA"
 """Shaped as Anthropic's keys are, random enough for gitleaks' rule."""
+
+
+def stored_text(db: Session, settings: Settings) -> str:
+    """Every job row's columns and every stored file, unpacked, as one text to search."""
+    db.rollback()
+    texts = [
+        json.dumps({c.name: getattr(row, c.name) for c in Job.__table__.columns}, default=str)
+        for row in db.scalars(select(Job))
+    ]
+    for path in sorted(p for p in settings.blob_dir.rglob("*") if p.is_file()):
+        try:
+            with tarfile.open(path, "r:*") as tar:
+                for member in tar.getmembers():
+                    handle = tar.extractfile(member)
+                    texts.append(member.name)
+                    if handle is not None:
+                        texts.append(handle.read().decode("utf-8", "replace"))
+        except tarfile.TarError:
+            texts.append(path.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(texts)
 
 
 def test_a_key_in_a_trials_task_name_is_redacted_in_the_refusal_and_nothing_is_stored(
@@ -125,3 +148,62 @@ def test_a_copy_whose_times_are_spelled_otherwise_is_still_recognised(
     assert (refused.status_code, refused.json()["code"]) == (409, "bench-published-before")
     assert refused.json()["errors"][0]["message"].startswith("a trial of ")
     assert len(job_rows(db)) == 2
+
+
+def folder_job(sealed: SealedJob, folder: Path, rename: dict[str, str] | None = None) -> Path:
+    """A copy of the job as if its tasks came from a folder (`harbor run --path`), with task
+    names changed by `rename` in every file that names them (the trials' folders keep
+    theirs, as Harbor names a trial after its task only in part)."""
+    job = sealed.copy_to(folder)
+    config = json.loads((job / "config.json").read_text())
+    names = config["datasets"][0].get("task_names")
+    config["datasets"] = [{"path": "/home/me/my-tasks", "task_names": names}]
+    (job / "config.json").write_text(json.dumps(config, indent=4))
+    for path in job.rglob("*.json"):
+        if path.name != "manifest.json":
+            text = path.read_text()
+            for old, new in (rename or {}).items():
+                text = text.replace(f'"{old}"', f'"{new}"')
+            path.write_text(text)
+    reseal(job)
+    return job
+
+
+def test_a_job_of_tasks_from_a_folder_is_kept_privately_and_offered_no_board(
+    client: TestClient, *, db: Session, make_token: TokenFactory, sealed: SealedJob,
+    tmp_path: Path, clock: FakeClock,
+) -> None:  # fmt: skip
+    token = make_token("alice")
+
+    answer = upload(client, packed(folder_job(sealed, tmp_path)), **bearer(token))
+
+    assert answer.status_code == 201, answer.text
+    body = answer.json()
+    assert body["status"] == "private" and body["dataset"] is None
+    assert (body["boards"]["fits"], body["boards"]["opens"]) == ([], None)
+    assert [note["code"] for note in body["boards"]["notes"]] == ["board-local-tasks"]
+    assert body["actions"]["publish"]["code"] == "board-local-tasks"
+    for board in (None, "hbench-demo"):
+        refused = publish(client, body["id"], token, board=board)
+        assert refused.status_code >= 400 and refused.json()["code"], refused.text
+    assert job_row(db, body["id"]).status is JobStatus.PRIVATE
+    listed = client.get("/api/bench/jobs", headers=bearer(token)).json()
+    assert body["id"] in json.dumps(listed)
+
+
+def test_a_key_in_a_folder_jobs_task_name_is_redacted_everywhere_it_is_kept(
+    client: TestClient, *, db: Session, settings: Settings, make_token: TokenFactory,
+    sealed: SealedJob, tmp_path: Path, clock: FakeClock,
+) -> None:  # fmt: skip
+    token = make_token("alice")
+    job = folder_job(sealed, tmp_path, rename={"count-lines": f"count-{KEY}"})
+
+    answer = upload(client, packed(job), **bearer(token))
+
+    assert answer.status_code == 201, answer.text
+    assert KEY[:24] not in answer.text
+    job_id = answer.json()["id"]
+    for path in (f"/api/bench/jobs/{job_id}", "/api/bench/jobs", f"/bench/jobs/{job_id}", "/bench"):
+        shown = client.get(path, headers=bearer(token))
+        assert shown.status_code == 200 and KEY[:24] not in shown.text, path
+    assert KEY[:24] not in stored_text(db, settings)
