@@ -27,6 +27,11 @@ COMMANDS = {
         "run",
         "Run a benchmark from its spec with Harbor, then seal the job folder.",
     ),
+    "audit": (
+        "hbench.cli.audit",
+        "audit_command",
+        "Recompute every board from a clone of the data repository and report what differs.",
+    ),
     "push": (
         "hbench.cli.push",
         "push_command",
