@@ -34,9 +34,14 @@ def test_the_workflow_deploys_with_least_privilege_in_one_concurrency_group() ->
     assert deploy["needs"] == "build"
     assert deploy["environment"]["name"] == "github-pages"
     assert build["steps"][0]["with"]["persist-credentials"] is False
-    site_step = next(s for s in build["steps"] if s["uses"].startswith("hbench/"))
-    upload = next(s for s in build["steps"] if "upload-pages-artifact" in s["uses"])
+    site_step = next(s for s in build["steps"] if s.get("uses", "").startswith("hbench/"))
+    upload = next(s for s in build["steps"] if "upload-pages-artifact" in s.get("uses", ""))
     assert upload["with"]["path"] == site_step["with"]["out"]
+    # The boards are audited against their runs, and the site built with them, before the
+    # site is uploaded: a difference fails the build and nothing is deployed.
+    names = [s.get("uses") or s["run"] for s in build["steps"]]
+    audit = names.index(f"hbench audit --data-repo . --site {site_step['with']['out']}")
+    assert names.index(site_step["uses"]) < audit < names.index(upload["uses"])
     assert any("actions/deploy-pages@" in u for u in uses(deploy["steps"]))
 
 
