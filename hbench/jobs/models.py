@@ -80,6 +80,9 @@ class Trial(_Frozen):
     """`[task].name` of task.toml when set (`org/name`), else the task's folder name."""
     task_digest: str | None = None
     """`sha256:…` of the task's files, from the trial's `lock.json`; the durable task identity."""
+    locked_task_name: str | None = None
+    """The task's name in the trial's `lock.json`: for a task from a folder, Harbor writes
+    the folder's name there (and in the job's), whatever `[task].name` says."""
     source: str | None = None
     """The dataset the task came from, as in Harbor's evals keys; None for ad-hoc tasks."""
     attempt: int | None = None

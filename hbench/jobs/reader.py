@@ -253,7 +253,8 @@ def _read_trial(folder: Path, job: Path) -> Trial:
             source=task.source if task else None,
         )
     result = _load_model(folder / RESULT, TrialResultFile, job)
-    return _trial_from_result(folder, result, digest)
+    trial = _trial_from_result(folder, result, digest)
+    return trial.model_copy(update={"locked_task_name": lock.task.name}) if lock else trial
 
 
 def _task_name(task: TrialTaskFile | None) -> str | None:
@@ -321,6 +322,17 @@ def _str(value: object | None) -> str | None:
     return None if value is None else str(value)
 
 
+def _locked_tasks(lock: JobLockFile, trials: list[Trial]) -> tuple[LockedTask, ...]:
+    """The job's planned trials, each task named as its trials' results name it: Harbor's
+    locks name a task from a folder by the folder (`harbor tasks init` makes `org/name`
+    tasks, which their results call so), and a plan is matched to the trials by name."""
+    named = {t.locked_task_name: t.task_name for t in trials if t.locked_task_name and t.task_name}
+    return tuple(
+        LockedTask(task_name=named.get(t.task.name, t.task.name), digest=t.task.digest)
+        for t in lock.trials
+    )
+
+
 def _assemble(
     path: Path,
     config: JobConfig,
@@ -342,11 +354,7 @@ def _assemble(
         finished_at=result.finished_at,
         n_total_trials=result.n_total_trials,
         n_locked_trials=len(lock.trials) if lock else None,
-        locked_tasks=tuple(
-            LockedTask(task_name=t.task.name, digest=t.task.digest) for t in lock.trials
-        )
-        if lock
-        else (),
+        locked_tasks=_locked_tasks(lock, ended) if lock else (),
         lock_created_at=lock.created_at if lock else None,
         trials=tuple(numbered),
         reported=result.stats,
