@@ -237,3 +237,13 @@ def test_json_differences_match_records_by_key_and_say_a_change_of_order() -> No
     c: JsonValue = {"rows": [{"entry": "x", "score": True}]}
     d: JsonValue = {"rows": [{"entry": "x", "score": 1}]}
     assert [field_name(p) for p, *_ in json_differences(c, d)] == ["rows[x].score"]
+
+
+def test_the_site_says_how_to_check_it(pristine: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build_site(pristine, site, link=False)
+    home = (site / "index.html").read_text()
+    board = (site / f"boards/{DEMO}/index.html").read_text()
+    assert "run <code>hbench audit</code> in the clone" in home
+    assert "<dt>Check it yourself</dt>" in board
+    assert "<code>hbench audit</code>: it recomputes this board" in board
