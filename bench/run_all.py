@@ -51,6 +51,7 @@ SCRIPTS = (
     Script("publish_outbox", ("--publishes", "300")),
     Script("board_recompute", ("--runs", "2000", "--boards", "40", "--repeats", "3")),
     Script("site_build", ("--repeats", "3")),
+    Script("audit", ("--runs", "2000", "--boards", "40", "--repeats", "1")),
     Script("load"),
     Script("load", ("--replicas", "2", "--seconds", "30")),
     Script("docker_env"),

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ DEMO = "hbench-demo"
 TB = "terminal-bench-2-claude-sonnet-4-5"
 OCTOCAT = entry("octocat", "oracle").name
 CI_ENTRY = entry("octo-org", "oracle", variant="ci")
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
@@ -247,3 +250,16 @@ def test_the_site_says_how_to_check_it(pristine: Path, tmp_path: Path) -> None:
     assert "run <code>hbench audit</code> in the clone" in home
     assert "<dt>Check it yourself</dt>" in board
     assert "<code>hbench audit</code>: it recomputes this board" in board
+
+
+def test_the_benchmark_audits_a_writer_made_repository_and_finds_nothing(tmp_path: Path) -> None:
+    """bench/audit.py at a small size, for what it prints: never timed here."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "audit.py"), "--runs", "40", "--boards", "4",
+         "--repeats", "1", "--dir", str(tmp_path)],
+        capture_output=True, text=True, check=False, timeout=600, cwd=BENCH,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the audit found 0 differences (exit 0) -> agrees" in done.stdout
+    assert "load + parse JSON:" in done.stdout
+    assert "hbench audit, a new process:" in done.stdout
