@@ -263,3 +263,11 @@ def test_the_benchmark_audits_a_writer_made_repository_and_finds_nothing(tmp_pat
     assert "the audit found 0 differences (exit 0) -> agrees" in done.stdout
     assert "load + parse JSON:" in done.stdout
     assert "hbench audit, a new process:" in done.stdout
+
+
+def test_a_site_folder_that_is_no_built_site_is_refused(repo: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app, ["audit", "--data-repo", str(repo), "--site", str(tmp_path / "nowhere")]
+    )
+    assert result.exit_code == 1
+    assert "is not a built site: it has no index.json (audit-file-invalid)" in words(result.stderr)
