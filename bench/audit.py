@@ -69,10 +69,12 @@ def write(path: Path, text: str) -> None:
 
 
 def hbench_audit(root: Path) -> dict[str, object]:
-    """`hbench audit --json` in a new process, as a reader runs it."""
+    """`hbench audit --json` in a new process, as a reader runs it, its temporary folder
+    (where it builds the sites) beside the data, as the loading reads from memory too."""
     done = subprocess.run(
         [str(HBENCH), "audit", "--data-repo", str(root), "--json"],
         capture_output=True, text=True, check=False, timeout=3600,
+        env={**os.environ, "TMPDIR": str(root.parent)},
     )  # fmt: skip
     report: dict[str, object] = json.loads(done.stdout)
     report["exit"] = done.returncode

@@ -114,12 +114,13 @@ def audit_data_repo(
                 for p in error.problems
             ]
         else:
-            recomputed = read_site(expected)
-            if not same:
-                differences += compare_sites(read_site(built), recomputed, BUILT)
+            others = [] if same else [(BUILT, built)]
             if site is not None or (held / "index.json").is_file():
                 sites.append(str(held))
-                differences += compare_sites(read_site(held), recomputed, str(held))
+                others.append((str(held), held))
+            recomputed = read_site(expected) if others else {}
+            for label, folder in others:
+                differences += compare_sites(read_site(folder), recomputed, label)
     return AuditReport(
         found.boards, found.runs, found.entries, tuple(sites), tuple(_unique(differences))
     )
