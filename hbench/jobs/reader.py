@@ -324,9 +324,15 @@ def _str(value: object | None) -> str | None:
 
 def _locked_tasks(lock: JobLockFile, trials: list[Trial]) -> tuple[LockedTask, ...]:
     """The job's planned trials, each task named as its trials' results name it: Harbor's
-    locks name a task from a folder by the folder (`harbor tasks init` makes `org/name`
-    tasks, which their results call so), and a plan is matched to the trials by name."""
-    named = {t.locked_task_name: t.task_name for t in trials if t.locked_task_name and t.task_name}
+    locks name a task from a folder by the folder, `name`, where its results give the
+    task's `[task].name`, `org/name` (as every task `harbor tasks init` makes has one), and
+    a plan is matched to the trials by name. Only that is read as the same task: a result
+    naming another task is still one the lock never planned."""
+    named = {
+        t.locked_task_name: t.task_name
+        for t in trials
+        if t.locked_task_name and t.task_name and t.task_name.endswith(f"/{t.locked_task_name}")
+    }
     return tuple(
         LockedTask(task_name=named.get(t.task.name, t.task.name), digest=t.task.digest)
         for t in lock.trials

@@ -23,6 +23,7 @@ lock, where the service once refused such a job as edited (`job-plan-mismatch`).
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ from tests.support.jobcache import JobCache
 
 from ..conftest import TokenFactory, bearer
 from .conftest import job_rows, upload
-from .jobs import packed
+from .jobs import edit_json, packed, reseal
 
 JOB_NAME = "harbor-templates"
 ORG = "hbench-tests"
@@ -109,3 +110,19 @@ def test_the_job_is_kept_on_your_bench_and_offered_no_board(
     listed = client.get("/api/bench/jobs", headers=bearer(token))
     assert listed.status_code == 200, listed.text
     assert [job["id"] for job in listed.json()["jobs"]] == [body["id"]]
+
+
+def test_a_result_naming_another_task_is_still_unplanned(
+    client: TestClient, make_token: TokenFactory, template_job: Path, tmp_path: Path
+) -> None:
+    """Only Harbor's own `org/<folder>` is read as the locked task: a result renamed to
+    any other task is one the lock never planned, as before."""
+    job = tmp_path / template_job.name
+    shutil.copytree(template_job, job)
+    [trial] = job.glob("template-shared__*")
+    edit_json(trial / "result.json", lambda data: data.update(task_name=f"{ORG}/another"))
+    reseal(job)
+
+    answer = upload(client, packed(job), **bearer(make_token("alice")))
+
+    assert (answer.status_code, answer.json()["code"]) == (422, "job-plan-mismatch"), answer.text
