@@ -1,5 +1,5 @@
 """The runs API (`../shared/spec/benchhub-skill.md`): `POST /v1/runs`, `GET /v1/runs`,
-`GET /v1/runs/{id}` and `GET /v1/bench/reproduced`.
+`GET /v1/runs/{id}` and `GET /v1/bench/reproduced`, described at `/v1/meta/openapi.json`.
 
 Anyone may push; an API token (`authorization: Bearer hpg_…`) attributes the run to its
 account and raises the limit. Refusals use the skill's error shape (`app.errors.respond`).
@@ -168,3 +168,10 @@ def reproduced(
     return cache.get(
         (benchmark, where.model), clock(), lambda: aggregate(service.scored_runs(session, where))
     )
+
+
+@router.get("/meta/openapi.json", include_in_schema=False)
+def openapi_document(request: Request) -> JSONResponse:
+    """The service's OpenAPI document (also at `/openapi.json`), where the skill's agents
+    look for the runs API's."""
+    return JSONResponse(request.app.openapi())
