@@ -217,9 +217,10 @@ def caller(tmp_path_factory: pytest.TempPathFactory) -> Iterator[CallerGitHub]:
 
 
 @contextmanager
-def caller_github(folder: Path) -> Iterator[CallerGitHub]:
-    """The caller's GitHub and the service that trusts the release, in `folder` (the
-    `caller` fixture's; bench/shards.py runs the reusable workflow against it too)."""
+def caller_github(folder: Path, workflow_sha: str = WORKFLOW_SHA) -> Iterator[CallerGitHub]:
+    """The caller's GitHub and the service that trusts the release, made at `workflow_sha`,
+    in `folder` (the `caller` fixture's; bench/shards.py runs the reusable workflow against
+    it too, and tests/action/act.py with the commit of its copy of this repository)."""
     workspace = folder / "work" / "octo-repo"
     workspace.mkdir(parents=True)
     keys = [rsa.generate_private_key(public_exponent=65537, key_size=2048) for _ in range(2)]
@@ -236,7 +237,7 @@ def caller_github(folder: Path) -> Iterator[CallerGitHub]:
         "sub": f"repo:{repo.full_name}:ref:refs/heads/main",
         "workflow_ref": f"{repo.full_name}/.github/workflows/bench.yml@refs/heads/main",
         "job_workflow_ref": WORKFLOW,
-        "job_workflow_sha": WORKFLOW_SHA,
+        "job_workflow_sha": workflow_sha,
         "runner_environment": "github-hosted",
     }
     sock = loopback_socket()
@@ -246,7 +247,7 @@ def caller_github(folder: Path) -> Iterator[CallerGitHub]:
             state_dir=folder / "service-state",
             public_url=url_of(sock),
             oidc_issuer=issuer_url,
-            trusted_workflows=(f"{WORKFLOW}={WORKFLOW_SHA}",),
+            trusted_workflows=(f"{WORKFLOW}={workflow_sha}",),
             **NO_REGRADES,
         )
         app = create_app(settings)
