@@ -73,7 +73,10 @@ def unavailable(environ: Mapping[str, str]) -> StepError:
     """`action-oidc-unavailable`, with the cause the job can tell and its own fix: the
     permission is asked for only where nothing else explains the missing token."""
     env = dict(environ)
-    missing = f"{URL_VARIABLE} is not set, so this job can't request a GitHub OIDC token"
+    missing = (
+        f"{URL_VARIABLE} and {TOKEN_VARIABLE} are not set, so this job can't request a "
+        "GitHub OIDC token"
+    )
     if env.get("ACT") == "true":
         cause, fix = "this job runs under act, which gives jobs no OIDC token", FIX_WITHOUT_OIDC
     elif "true" in (env.get("GITEA_ACTIONS"), env.get("FORGEJO_ACTIONS")):
