@@ -34,7 +34,7 @@ from app.checks.boards import Boards, boards_for, judged
 from app.checks.evidence import Evidence, Identity, IssuedSpec
 from app.checks.fingerprints import published_before
 from app.checks.rules import Checked, check_job
-from app.checks.summary import UploadSize, fingerprint, job_summary
+from app.checks.summary import UploadSize, fingerprint, job_summary, redacted
 from app.db.models import Job, JobStatus
 from app.db.session import Database
 from app.observe import metrics
@@ -317,7 +317,8 @@ def new_row(
         job_name=job.job_name[:255],
         status=JobStatus.PRIVATE,
         summary=summary.stored(),
-        checks=[result.to_json() for result in report.results],
+        # A check's note may quote the job (a task's name), so it is redacted as the job is.
+        checks=[redacted(result.to_json()) for result in report.results],
         redactions=redactions,
         fingerprint=fingerprint(job),
         blob_key=blob_key(job_id),

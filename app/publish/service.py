@@ -10,6 +10,7 @@ back, so a refused request changes nothing and enqueues nothing.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -209,7 +210,10 @@ def delete(
     """Delete a job: its files go (unreachable at once, purged after the retention period),
     a hidden fingerprint stays, and a score it has on a board stays there."""
     row = get_job(session, account.id, job_id)
-    if confirm != row.job_name:
+    # The name as typed: a keyboard may send `é` as `e` and a combining accent (NFD).
+    if confirm is None or unicodedata.normalize("NFC", confirm) != unicodedata.normalize(
+        "NFC", row.job_name
+    ):
         given = "no name" if not confirm else f"{confirm!r}"
         raise HbenchError(
             "delete-confirm-mismatch",

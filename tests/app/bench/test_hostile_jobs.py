@@ -6,8 +6,10 @@ and a copy whose times are the same moments spelled in another offset."""
 
 from __future__ import annotations
 
+import html
 import json
 import tarfile
+import unicodedata
 import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -65,15 +67,21 @@ def test_a_key_in_a_trials_task_name_is_redacted_in_the_refusal_and_nothing_is_s
 
     answer = upload(client, packed(job), **bearer(token))
 
-    # The task is not the dataset's, so the job is refused; its message names the task with
-    # the key redacted, and nothing is stored.
-    assert answer.status_code == 422, answer.text
-    assert answer.json()["code"] == "job-plan-mismatch"
-    assert "task-[REDACTED]" in answer.json()["detail"]
+    # The task is not the dataset's: refused (a trial lock.json never planned), or kept on no
+    # board (task files other than the pinned ones). Either way no answer, page or stored
+    # row or file holds the key, and a refusal stores nothing.
     assert KEY[:24] not in answer.text
-    assert_nothing_stored(db, settings)
-    page = client.get("/bench")
-    assert KEY[:24] not in page.text
+    assert "task-[REDACTED]" in answer.text
+    if answer.status_code == 201:
+        job_id = answer.json()["id"]
+        assert answer.json()["boards"]["fits"] == []
+        for path in (f"/api/bench/jobs/{job_id}", f"/bench/jobs/{job_id}", "/bench"):
+            shown = client.get(path, headers=bearer(token))
+            assert shown.status_code == 200 and KEY[:24] not in shown.text, path
+        assert KEY[:24] not in stored_text(db, settings)
+    else:
+        assert (answer.status_code, answer.json()["code"]) == (422, "job-plan-mismatch")
+        assert_nothing_stored(db, settings)
 
 
 def test_a_published_job_deleted_unwithdrawn_keeps_its_score_and_its_copy_no_board(
@@ -207,3 +215,56 @@ def test_a_key_in_a_folder_jobs_task_name_is_redacted_everywhere_it_is_kept(
         shown = client.get(path, headers=bearer(token))
         assert shown.status_code == 200 and KEY[:24] not in shown.text, path
     assert KEY[:24] not in stored_text(db, settings)
+
+
+def renamed(sealed: SealedJob, folder: Path, name: str) -> bytes:
+    """A copy of the job under another name, as `harbor run --job-name` would have made it."""
+    job = sealed.copy_to(folder)
+    for path in job.rglob("*.json"):
+        if path.name != "manifest.json":
+            path.write_text(path.read_text().replace('"oracle-k2"', json.dumps(name)))
+    moved = job.with_name(name)
+    job.rename(moved)
+    reseal(moved)
+    return packed(moved)
+
+
+@pytest.mark.parametrize(("name", "hidden"), [("oracle\u202ek2", "\u202e"), ("run\x07", "\x07")])
+def test_a_job_named_with_a_control_or_bidi_character_is_refused_and_nothing_stored(
+    client: TestClient, *, db: Session, settings: Settings, make_token: TokenFactory,
+    sealed: SealedJob, tmp_path: Path, clock: FakeClock, name: str, hidden: str,
+) -> None:  # fmt: skip
+    answer = upload(client, renamed(sealed, tmp_path, name), **bearer(make_token("alice")))
+    assert (answer.status_code, answer.json()["code"]) == (422, "archive-unsafe-path")
+    assert f"U+{ord(hidden):04X}" in answer.json()["detail"]
+    assert hidden not in answer.json()["detail"]
+    assert_nothing_stored(db, settings)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["caf\u00e9-run", "cafe\u0301-run", "run\u200b", "\u0440un", "\uff52\uff55\uff4e", "r" * 200],
+)
+def test_a_job_named_in_another_script_or_form_is_shown_and_deleted_by_its_name(
+    client: TestClient, *, db: Session, make_token: TokenFactory, sealed: SealedJob,
+    tmp_path: Path, clock: FakeClock, name: str,
+) -> None:  # fmt: skip
+    token = make_token("alice")
+    answer = upload(client, renamed(sealed, tmp_path, name), **bearer(token))
+    assert answer.status_code == 201, answer.text
+    job_id = answer.json()["id"]
+    shown = answer.json()["name"]
+    assert unicodedata.normalize("NFC", shown) == unicodedata.normalize("NFC", name)
+    page = client.get(f"/bench/jobs/{job_id}", headers=bearer(token))
+    assert html.escape(shown) in page.text
+
+    # A near miss is refused, naming both with hidden characters escaped.
+    wrong = client.delete(f"/api/bench/jobs/{job_id}", params={"confirm": name + "x"},
+                          headers=bearer(token))  # fmt: skip
+    assert wrong.json()["code"] == "delete-confirm-mismatch"
+    assert "\u200b" not in wrong.json()["detail"]
+    # The name as typed, in either normal form, confirms it.
+    typed = unicodedata.normalize("NFD", name)
+    deleted = client.delete(f"/api/bench/jobs/{job_id}", params={"confirm": typed},
+                            headers=bearer(token))  # fmt: skip
+    assert deleted.status_code == 200, deleted.text
