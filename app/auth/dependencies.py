@@ -91,9 +91,10 @@ def current_caller(
         if looks_like_jwt(credentials.credentials):
             raise HbenchError(
                 "oidc-token-not-accepted",
-                "a GitHub Actions OIDC token is taken only to issue a run "
-                "(POST /api/local-runs); everywhere else send an API token, "
-                "`authorization: Bearer hpg_…`",
+                "a GitHub Actions OIDC token is taken only for a workflow's own runs (issuing "
+                "one with POST /api/local-runs, and reading, resuming, claiming or abandoning "
+                "a run its repository issued, or binding its upload); everywhere else send an "
+                "API token, `authorization: Bearer hpg_…`",
             )
         row = authenticate_api_token(session, credentials.credentials)
         return Caller(row.account, "token", row.id)

@@ -12,10 +12,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response, Security, status
-from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials
+from fastapi import APIRouter, Query, Response, status
 
-from app.auth.dependencies import CurrentAccount, bearer, current_caller
+from app.auth.dependencies import CurrentAccount
 from app.auth.trusted import RunIssuerDep
 from app.checks.summary import JobSummary
 from app.clock import ClockDep
@@ -24,7 +23,6 @@ from app.dependencies import SessionDep, SettingsDep
 from app.errors import error_responses
 from app.registry import RegistryDep
 from app.runs import service
-from app.runs.run_token import RUN_TOKEN_HEADER
 from app.runs.schemas import (
     EnvironmentVariable,
     IssuedRunCreated,
@@ -41,12 +39,6 @@ from hbench.errors import HbenchError
 from hbench.rules import Area
 
 DEFAULT_LIST_LIMIT = 100
-run_token_header = APIKeyHeader(
-    name=RUN_TOKEN_HEADER,
-    auto_error=False,
-    scheme_name="Run token",
-    description="An issued run's token, `hpr_…`: good for that run's one accepted upload.",
-)
 
 
 router = APIRouter(prefix="/api/local-runs", tags=["issued runs"])
@@ -139,36 +131,26 @@ def list_runs(
     "/{run_id}/abandon",
     summary="Abandon one of your runs waiting for upload",
     description="The run counts as expired and frees its slot on the board at once. A run "
-    "already abandoned, uploaded or expired is refused (`run-not-waiting`). Signed in, or "
-    "with the run's own token (`hpg-run-token: hpr_…`), as the Action gives up a run whose "
-    "attempt failed.",
+    "already abandoned, uploaded or expired is refused (`run-not-waiting`). With the owner's "
+    "API token or session, or an OIDC token of a workflow of the repository that issued the "
+    "run (as the Action gives up a run whose attempt failed); never with a run token, which "
+    "serves its one upload only.",
     response_model=IssuedRunInfo,
     response_model_exclude_none=True,
     responses=error_responses(
         Area.AUTH,
+        Area.OIDC,
         "run-not-found",
         "run-not-waiting",
         "run-shard-part",
-        "run-token-invalid",
         "request-invalid",
     ),
 )
 def abandon_run(
-    run_id: uuid.UUID,
-    *,
-    request: Request,
-    session: SessionDep,
-    settings: SettingsDep,
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
-    clock: ClockDep,
-    run_token: Annotated[str | None, Security(run_token_header)] = None,
+    run_id: uuid.UUID, *, issuer: RunIssuerDep, session: SessionDep, clock: ClockDep
 ) -> IssuedRunInfo:
     now = clock()
-    if run_token is not None:
-        run = service.abandon_by_token(session, run_id, run_token, now)
-    else:
-        account = current_caller(request, session, settings, credentials, clock).account
-        run = service.abandon_run(session, account, run_id, now)
+    run = service.abandon_run(session, issuer.account, run_id, now, issuer.claims)
     return info(run, now, service.shards_of(session, run))
 
 

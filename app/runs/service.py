@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from app.auth.oidc import ActionsClaims, consume_jti
-from app.auth.tokens import hash_token, hashes_match, is_run_token, new_run_token
+from app.auth.tokens import hash_token, new_run_token
 from app.checks.summary import redacted
 from app.db.models import Account, IssuedRun, IssuedRunStatus, Job
 from app.runs import policy, shards, spec
@@ -243,12 +243,16 @@ def list_runs(session: Session, account: Account, limit: int) -> list[IssuedRun]
     )
 
 
-def abandon_run(session: Session, account: Account, run_id: uuid.UUID, now: datetime) -> IssuedRun:
-    """Abandon one of the account's waiting runs, freeing its slot at once."""
-    run = session.get(IssuedRun, run_id)
-    # Another account's run is answered like a missing one, so ids reveal nothing.
-    if run is None or run.account_id != account.id:
-        raise HbenchError("run-not-found", f"you have no issued run with id {run_id}")
+def abandon_run(
+    session: Session,
+    account: Account,
+    run_id: uuid.UUID,
+    now: datetime,
+    claims: ActionsClaims | None = None,
+) -> IssuedRun:
+    """Abandon one of the account's waiting runs, freeing its slot at once: for its owner,
+    or a job of the repository that issued it (the Action giving up a failed attempt)."""
+    run = run_for_reader(session, account, run_id, claims)
     if run.parent_id is not None:
         raise shard_part(run, "abandoned")
     # One conditional update, so an upload landing meanwhile can't be abandoned after it.
@@ -259,24 +263,6 @@ def abandon_run(session: Session, account: Account, run_id: uuid.UUID, now: date
         .where(IssuedRun.parent_id == run_id, IssuedRun.status == IssuedRunStatus.ISSUED)
         .values(status=IssuedRunStatus.ABANDONED)
     )
-    session.commit()
-    session.refresh(run)
-    return run
-
-
-def abandon_by_token(session: Session, run_id: uuid.UUID, token: str, now: datetime) -> IssuedRun:
-    """Abandon the run this run token belongs to: the job holding the token gives it up
-    (the Action does, when its run fails or is cancelled), freeing its slot at once."""
-    run = session.get(IssuedRun, run_id)
-    if run is None or not is_run_token(token) or not hashes_match(run.token_hash or "", token):
-        raise HbenchError(
-            "run-token-invalid",
-            f"the hpg-run-token header holds no token of run {run_id}; send that run's token "
-            "(hpr_…), or abandon it with an API token",
-        )
-    if run.parent_id is not None:
-        raise shard_part(run, "abandoned")
-    change_waiting(session, run, now, "abandoned", status=IssuedRunStatus.ABANDONED)
     session.commit()
     session.refresh(run)
     return run

@@ -43,6 +43,7 @@ def request_id_token(
     service_url: str,
     *,
     transport: httpx.BaseTransport | None = None,
+    timeout: httpx.Timeout = TIMEOUT,
 ) -> str:
     """Ask the runner for an ID token whose audience is the service; return the JWT."""
     base = environ.get(URL_VARIABLE, "").strip()
@@ -52,7 +53,7 @@ def request_id_token(
     url = request_url(base, audience_for(service_url))
     headers = {"authorization": f"bearer {bearer}", "user-agent": f"hbench/{__version__}"}
     try:
-        with httpx.Client(timeout=TIMEOUT, transport=transport) as client:
+        with httpx.Client(timeout=timeout, transport=transport) as client:
             answer = client.get(url, headers=headers)
     except httpx.HTTPError as exc:
         message = f"could not request the OIDC token: {exc.__class__.__name__}: {exc}"

@@ -386,7 +386,7 @@ def run_or_give_up(actions: Actions, inputs: Inputs, environ: Mapping[str, str])
     try:
         run(actions, inputs, environ)
     except HbenchError:
-        abandon.give_up(actions, inputs, chosen)
+        abandon.give_up(actions, inputs, chosen, environ)
         raise
 
 

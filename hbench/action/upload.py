@@ -186,7 +186,7 @@ def upload_or_give_up(actions: Actions, inputs: Inputs, environ: Mapping[str, st
     try:
         upload(actions, inputs, environ)
     except HbenchError:
-        abandon.give_up(actions, inputs, chosen)
+        abandon.give_up(actions, inputs, chosen, environ)
         raise
 
 

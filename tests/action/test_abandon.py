@@ -1,6 +1,7 @@
 """A failed attempt gives up its issued run: the root action, issued by the real service
 with an API token, fails in its run step (an image without hbench), and the run is
-abandoned with its own run token, its slot free; with `on-failure: keep` it stays issued,
+abandoned with that API token (never its run token), its slot free, as one issued with
+the job's OIDC token is with a fresh one; with `on-failure: keep` it stays issued,
 and a notice says how to abandon it. And the run step's image: this version's image when
 the runner has it, never a build whose base can't be pulled."""
 
@@ -16,7 +17,7 @@ from app.db.models import IssuedRun, IssuedRunStatus
 from hbench.action import run
 from hbench.action.protocol import Actions, Inputs
 from hbench.errors import HbenchError
-from tests.action.conftest import IMAGE, ROOT, RunnerJob, Service
+from tests.action.conftest import IMAGE, ROOT, CallerGitHub, RunnerJob, Service
 from tools import images
 
 pytestmark = pytest.mark.docker
@@ -63,6 +64,25 @@ def test_a_failed_run_is_abandoned_or_kept_as_on_failure_says(
         assert kept.endswith(f"`hbench runs abandon {run_id}`")
     (token_file,) = (runner_job.temp / "hbench").glob("*.run-token")
     assert token_file.read_text().strip() not in result.log
+
+
+def test_a_run_issued_with_the_jobs_oidc_token_is_abandoned_with_a_fresh_one(
+    caller: CallerGitHub, runner_image: str
+) -> None:
+    del runner_image
+    caller.workflow_run(4242)
+    job = caller.runner_job("abandoned")
+    inputs = {"service-url": caller.service.url, "board": "hbench-demo-quick",
+              "agent": "oracle", "image": NO_HBENCH}  # fmt: skip
+
+    result = job.runner().run(ROOT, inputs)
+
+    assert not result.succeeded
+    (run_json,) = (job.workspace / "hbench-runs").glob("*/run.json")
+    run_id = run_json.read_text().split('"run_id": "')[1].split('"')[0]
+    assert status_of(caller.service, run_id) is IssuedRunStatus.ABANDONED
+    notices = [a.message for a in result.job.annotations if a.level == "notice"]
+    assert f"abandoned the run {run_id}: its slot on hbench-demo-quick is free" in notices
 
 
 def step_of(job: RunnerJob, action_path: Path) -> tuple[Actions, Inputs]:

@@ -235,3 +235,25 @@ def test_an_api_token_still_issues_runs(workflows: Workflows, db: Session) -> No
 )
 def test_a_bearer_is_taken_for_an_oidc_token_by_its_shape(bearer_value: str, jwt: bool) -> None:
     assert looks_like_jwt(bearer_value) is jwt
+
+
+def test_a_workflow_abandons_the_runs_of_its_own_repository_only(
+    workflows: Workflows, fake: FakeGitHub
+) -> None:
+    issued = workflows.issue(workflows.token())
+    assert issued.status_code == 201, issued.text
+    path = f"/api/local-runs/{issued.json()['run_id']}/abandon"
+    org = workflows.repo.owner
+    other = fake.add_repo(org, "other-repo")
+    install(workflows.client, fake, org, workflows.alice, [workflows.repo, other])
+
+    def abandon(token: str) -> Response:
+        return workflows.client.post(path, headers={"authorization": f"Bearer {token}"})
+
+    elsewhere = abandon(workflows.token(other))
+    assert (elsewhere.status_code, elsewhere.json()["code"]) == (404, "run-not-found")
+    assert [run.status.value for run in workflows.runs()] == ["issued"]
+    given_up = abandon(workflows.token())
+    assert given_up.status_code == 200, given_up.text
+    assert given_up.json()["status"] == "abandoned"
+    assert [run.status.value for run in workflows.runs()] == ["abandoned"]
