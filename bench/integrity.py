@@ -127,7 +127,7 @@ def grow(source: Path, dest: Path, tasks: int, size: int) -> int:
 def check(archive: Path, out: Path, with_integrity: bool) -> float:
     """In a child: the upload check of the archive, timed from the first byte."""
     from app.bench.service import gather  # noqa: PLC0415
-    from app.checks.rules import STORE_RULES  # noqa: PLC0415
+    from app.checks.store_checks import STORE_CHECKS  # noqa: PLC0415
     from app.checks.table import run_table  # noqa: PLC0415
     from app.uploads.archive import extract  # noqa: PLC0415
     from hbench.jobs.consistency import task_digests  # noqa: PLC0415
@@ -136,7 +136,7 @@ def check(archive: Path, out: Path, with_integrity: bool) -> float:
 
     registry = load_registry()
     # The rules that decide storing; the board rules only note why a job fits no board.
-    rules = tuple(r for r in STORE_RULES if with_integrity or r.name != "job-consistent")
+    rules = tuple(r for r in STORE_CHECKS if with_integrity or r.name != "job-consistent")
     start = time.perf_counter()
     with archive.open("rb") as stream:
         job = extract(iter(lambda: stream.read(MIB), b""), out)

@@ -71,7 +71,7 @@ class Area(Enum):
 
 
 @dataclass(frozen=True)
-class Rule:
+class Code:
     """One rule code: the area it belongs to, the HTTP status it is answered with, and what
     it says in a line."""
 
@@ -439,17 +439,17 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
 }
 
 
-def _index(catalogue: dict[Area, tuple[tuple[str, int, str], ...]]) -> dict[str, Rule]:
-    rules: dict[str, Rule] = {}
+def _index(catalogue: dict[Area, tuple[tuple[str, int, str], ...]]) -> dict[str, Code]:
+    rules: dict[str, Code] = {}
     for area, entries in catalogue.items():
         for code, status, summary in entries:
             if code in rules:
                 raise ValueError(f"rule code {code!r} is declared twice in hbench/rules.py")
-            rules[code] = Rule(code, area, status, summary)
+            rules[code] = Code(code, area, status, summary)
     return rules
 
 
-RULES: dict[str, Rule] = _index(CATALOGUE)
+RULES: dict[str, Code] = _index(CATALOGUE)
 """Every rule code, in the catalogue's order."""
 
 RULE_CODES: frozenset[str] = frozenset(RULES)
@@ -469,6 +469,15 @@ def codes(*parts: Area | str) -> tuple[str, ...]:
         else:
             raise ValueError(f"unknown rule code {part!r}; add it to hbench/rules.py and docs")
     return tuple(found)
+
+
+def named(*names: str) -> tuple[Code, ...]:
+    """The catalogue's codes by name, for a table that says what it can give: a name the
+    catalogue lacks fails where the table is made, at import."""
+    unknown = [name for name in names if name not in RULES]
+    if unknown:
+        raise ValueError(f"unknown rule codes {unknown}; add them to hbench/rules.py and docs")
+    return tuple(RULES[name] for name in names)
 
 
 def status_of(code: str) -> int:

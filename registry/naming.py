@@ -108,3 +108,20 @@ def hidden_character(text: str, *, prose: bool = False) -> str | None:
     if not prose and not text.strip():
         return "it holds no character a page would show; write a name that shows"
     return None
+
+
+def shown_name(name: str) -> str:
+    """A name as pages show it, refused (ValueError, a request's validation error) when a
+    character in it would show as something else or not at all."""
+    reason = hidden_character(name)
+    if reason is not None:
+        raise ValueError(reason)
+    return name
+
+
+def shown_prose(text: str | None) -> str | None:
+    """Prose as pages show it (line breaks and tabs allowed), refused as `shown_name` is."""
+    reason = hidden_character(text, prose=True) if text is not None else None
+    if reason is not None:
+        raise ValueError(reason)
+    return text

@@ -23,16 +23,13 @@ from hbench.limits import MIB
 from hbench.rules import RULE_CODES
 from registry.placement import MAX_ATTEMPTS
 from registry.schema import ISSUED_ATTEMPTS
-from tests.spec.sentences import GUIDES, ROOT, SPEC_DIR, Sentence, read_guide
+from tests.spec.sentences import GUIDES, ROOT, Sentence, needs_guides, read_guide
 
 DOC = ROOT / "docs" / "guide-promises.md"
 RUNS_API_CODES = {"validation_error", "rate_limited"}
 """The runs API's codes, in the skill document's own style (docs/rule-codes.md)."""
 
-pytestmark = pytest.mark.skipif(
-    not SPEC_DIR.is_dir(),
-    reason=f"the user guides are not at {SPEC_DIR} (shared/ beside the clone)",
-)
+pytestmark = needs_guides
 
 
 @dataclass(frozen=True)

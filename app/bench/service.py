@@ -1,10 +1,10 @@
 """Taking an upload in, and reading jobs back for Your bench.
 
 `accept` is the upload's work once the archive is unpacked: gather the evidence from the
-files, run the rule tables (`app.checks.rules`), and only when every store rule passes
-redact the files, pack them and store the job (`app.bench.storage`); the board rules'
+files, run the check tables (`app.checks.store_checks`), and only when every store check passes
+redact the files, pack them and store the job (`app.bench.storage`); the board checks'
 failures become the notes of a job kept on Your bench that fits no board. It raises
-`HbenchError` with every store rule's failure otherwise, and stores nothing. It is
+`HbenchError` with every store check's failure otherwise, and stores nothing. It is
 CPU-bound work, so the service runs it in an upload worker's process (`accept_in_worker`,
 `app.bench.pool`), never in the server's own threads, where it would hold up every other
 request.
@@ -33,7 +33,7 @@ from app.blobs import BlobStore
 from app.checks.boards import Boards, boards_for, judged
 from app.checks.evidence import Evidence, Identity, IssuedSpec
 from app.checks.fingerprints import published_before
-from app.checks.rules import Checked, check_job
+from app.checks.store_checks import Checked, check_job
 from app.checks.summary import UploadSize, fingerprint, job_summary, redacted
 from app.db.models import Job, JobStatus
 from app.db.session import Database

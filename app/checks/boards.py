@@ -4,7 +4,7 @@ An issued run keeps the board it was issued for. Any other job is placed by
 `registry.placement.place` on the registry's boards. A job that fits none (tasks from a
 folder, a dataset without a version, an agent no board can name) is not refused for it:
 it stays on Your bench, and `notes` say why it fits no board. Which notes the stored job
-keeps is the board rules' answer (`app.checks.board_rules`, `judged`).
+keeps is the board checks' answer (`app.checks.board_checks`, `judged`).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def boards_for(job: Job, registry: Registry, issued: IssuedSpec | None) -> Board
 
 
 def judged(boards: Boards, notes: tuple[Problem, ...]) -> Boards:
-    """The boards once the board rules have run: none, with their failures as the notes,
+    """The boards once the board checks have run: none, with their failures as the notes,
     when any failed; else what placement found."""
     if not notes:
         return boards

@@ -1,8 +1,8 @@
-"""What the rules read about one upload: the files as they arrived, the manifest, the job.
+"""What the checks read about one upload: the files as they arrived, the manifest, the job.
 
 The service builds an `Evidence` from the extracted archive (`app/bench/service.py`);
-the rules (`app.checks.rules`) only read it. A part that could not be read is None, with
-the problems that say why beside it, so each rule can tell "failed" from "can't tell".
+the checks (`app.checks.store_checks`) only read it. A part that could not be read is None, with
+the problems that say why beside it, so each check can tell "failed" from "can't tell".
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ class Identity:
 
 @dataclass(frozen=True)
 class Evidence:
-    """Everything the rule table reads about one uploaded job."""
+    """Everything the check table reads about one uploaded job."""
 
     observed: Mapping[str, tuple[int, str]]
     """Every file as it arrived, (size, sha256) by path below the job folder, hashed before

@@ -1,8 +1,8 @@
-"""The shape of a rule table: rules, their outcomes, and the report of running them all.
+"""The shape of a check table: checks, their outcomes, and the report of running them all.
 
-A rule is a small function of the evidence returning an `Outcome`: passed, failed with
-its problems, or skipped (what it reads could not be read; another rule says why).
-`run_table` runs every rule and keeps every failure; an empty table is an error, since
+A check is a small function of the evidence returning an `Outcome`: passed, failed with
+its problems, or skipped (what it reads could not be read; another check says why).
+`run_table` runs every check and keeps every failure; an empty table is an error, since
 it would accept anything (sigstore's `AllOf([])` raises the same way).
 """
 
@@ -14,17 +14,18 @@ from typing import Any, Literal
 
 from app.checks.evidence import Evidence
 from hbench.errors import Problem
+from hbench.rules import Code
 
 Status = Literal["passed", "failed", "skipped"]
 
-MAX_PROBLEMS_PER_RULE = 20
-"""A rule names at most this many failures, then counts the rest: a job edited wholesale
+MAX_PROBLEMS_PER_CHECK = 20
+"""A check names at most this many failures, then counts the rest: a job edited wholesale
 should get a readable refusal, not one of 10,000 lines."""
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one rule found: passed, failed (with its problems) or skipped, and a note why."""
+    """What one check found: passed, failed (with its problems) or skipped, and a note why."""
 
     status: Status
     note: str
@@ -41,8 +42,8 @@ def skipped(note: str) -> Outcome:
 
 def failed(problems: Sequence[Problem]) -> Outcome:
     if not problems:
-        raise ValueError("a failed rule names at least one problem")
-    shown = list(problems[:MAX_PROBLEMS_PER_RULE])
+        raise ValueError("a failed check names at least one problem")
+    shown = list(problems[:MAX_PROBLEMS_PER_CHECK])
     more = len(problems) - len(shown)
     if more:
         last = problems[-1]
@@ -51,27 +52,33 @@ def failed(problems: Sequence[Problem]) -> Outcome:
 
 
 @dataclass(frozen=True)
-class Rule:
+class Check:
     """One check: a stable name, what it checks in a line, the function that checks it, and
-    every rule code its failures can carry (a test holds each failure to them)."""
+    every rule code its failures can carry, as the catalogue's objects (`hbench.rules.named`;
+    a test holds each failure to them)."""
 
     name: str
     title: str
     check: Callable[[Evidence], Outcome]
-    codes: tuple[str, ...]
+    codes: tuple[Code, ...]
+
+    @property
+    def code_names(self) -> frozenset[str]:
+        return frozenset(code.code for code in self.codes)
 
 
 @dataclass(frozen=True)
-class RuleResult:
-    """A rule's outcome, as the upload's answer and the stored job show it."""
+class CheckResult:
+    """A check's outcome, as the upload's answer and the stored job show it (under `rule`,
+    the field's name since the first stored job)."""
 
-    rule: str
+    check: str
     title: str
     outcome: Outcome
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "rule": self.rule,
+            "rule": self.check,
             "title": self.title,
             "status": self.outcome.status,
             "note": self.outcome.note,
@@ -80,32 +87,32 @@ class RuleResult:
 
 @dataclass(frozen=True)
 class Report:
-    """Every rule's result, in the table's order."""
+    """Every check's result, in the table's order."""
 
-    results: tuple[RuleResult, ...]
+    results: tuple[CheckResult, ...]
 
     @property
     def problems(self) -> list[Problem]:
-        """Every failure of every rule, in the table's order."""
+        """Every failure of every check, in the table's order."""
         return [problem for result in self.results for problem in result.outcome.problems]
 
     @property
     def accepted(self) -> bool:
         return not self.problems
 
-    def unnamed(self, rules: Sequence[Rule]) -> list[tuple[str, str]]:
-        """Each (rule, code) of a failure whose code its rule doesn't name: none, always."""
-        named = {rule.name: rule.codes for rule in rules}
+    def unnamed(self, checks: Sequence[Check]) -> list[tuple[str, str]]:
+        """Each (check, code) of a failure whose code its check doesn't name: none, always."""
+        named = {check.name: check.code_names for check in checks}
         return [
-            (result.rule, problem.code)
+            (result.check, problem.code)
             for result in self.results
             for problem in result.outcome.problems
-            if problem.code not in named.get(result.rule, ())
+            if problem.code not in named.get(result.check, ())
         ]
 
 
-def run_table(rules: Sequence[Rule], evidence: Evidence) -> Report:
-    """Run every rule on the evidence; the report holds every failure."""
-    if not rules:
-        raise ValueError("an empty rule set checks nothing; pass at least one rule")
-    return Report(tuple(RuleResult(r.name, r.title, r.check(evidence)) for r in rules))
+def run_table(checks: Sequence[Check], evidence: Evidence) -> Report:
+    """Run every check on the evidence; the report holds every failure."""
+    if not checks:
+        raise ValueError("an empty check table checks nothing; pass at least one check")
+    return Report(tuple(CheckResult(c.name, c.title, c.check(evidence)) for c in checks))

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.db.models import ReportStatus
 from app.settings import LOGIN_MAX_LENGTH, LOGIN_PATTERN
+from registry.naming import shown_name, shown_prose
 
 
 class ReportRequest(BaseModel):
@@ -24,6 +25,18 @@ class ReportRequest(BaseModel):
     )
     run: str | None = Field(default=None, max_length=64, description="The run's number (id).")
     message: str = Field(max_length=20_000, description="What's wrong: 10 to 2,000 characters.")
+
+    @field_validator("entry", "run")
+    @classmethod
+    def _names_show(cls, name: str | None) -> str | None:
+        # No entry or run is named with a character a page can't show (nor can a database
+        # hold a NUL): such a name names nothing, and is refused before any lookup.
+        return shown_name(name) if name is not None else None
+
+    @field_validator("message")
+    @classmethod
+    def _message_shows(cls, message: str) -> str | None:
+        return shown_prose(message)
 
 
 class ReportCreated(BaseModel):
@@ -66,6 +79,16 @@ class TakeDownRequest(BaseModel):
         max_length=64,
         description="The run to take down, when the report names an entry with several.",
     )
+
+    @field_validator("reason", "run")
+    @classmethod
+    def _names_show(cls, name: str | None) -> str | None:
+        return shown_name(name) if name is not None else None
+
+    @field_validator("note")
+    @classmethod
+    def _note_shows(cls, note: str) -> str | None:
+        return shown_prose(note)
 
 
 class TakenDown(BaseModel):

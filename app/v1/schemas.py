@@ -21,7 +21,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from registry.naming import hidden_character
+from registry.naming import shown_name, shown_prose
 
 MAX_TASK_REWARDS = 5000
 MAX_PERCENT_SCORE = 100.0
@@ -87,10 +87,7 @@ class RunSubmission(Camel):
     @field_validator("notes", "harbor_version", "cli_version")
     @classmethod
     def _text_shows(cls, text: str | None) -> str | None:
-        reason = hidden_character(text, prose=True) if text is not None else None
-        if reason is not None:
-            raise ValueError(reason)
-        return text
+        return shown_prose(text)
 
     @field_validator("score")
     @classmethod
@@ -104,15 +101,6 @@ class RunSubmission(Camel):
                 f"(then at most {MAX_ELO_SCORE:g})"
             )
         return score
-
-
-def shown_name(name: str) -> str:
-    """A name as pages show it, refused when a character in it would show as something else
-    or not at all (a bidi override, a zero-width space, a control character)."""
-    reason = hidden_character(name)
-    if reason is not None:
-        raise ValueError(reason)
-    return name
 
 
 def is_elo(metric: str) -> bool:

@@ -20,7 +20,7 @@ from markupsafe import Markup
 
 from app.web.pages import PageDep
 from hbench.rule_docs import CodeDoc, SectionDoc, read_rule_docs
-from hbench.rules import CATALOGUE, DOCS_PAGE, GUIDE_PATH, RULES, Area, Rule
+from hbench.rules import CATALOGUE, DOCS_PAGE, GUIDE_PATH, RULES, Area, Code
 
 router = APIRouter(include_in_schema=False)
 
@@ -32,13 +32,13 @@ markdown = MarkdownIt("commonmark", {"html": False})
 class Entry:
     """One code's entry: the catalogue's facts and the docs' words, as HTML."""
 
-    rule: Rule
+    rule_code: Code
     meaning: Markup
     fix: Markup
 
     @property
     def code(self) -> str:
-        return self.rule.code
+        return self.rule_code.code
 
 
 @dataclass(frozen=True)
@@ -87,8 +87,8 @@ def sentence(text: str) -> str:
     return text[:1].upper() + text[1:] if text[:1].isalpha() else text
 
 
-def entry(rule: Rule, doc: CodeDoc) -> Entry:
-    return Entry(rule, rendered(doc.meaning), rendered(sentence(doc.fix)))
+def entry(rule_code: Code, doc: CodeDoc) -> Entry:
+    return Entry(rule_code, rendered(doc.meaning), rendered(sentence(doc.fix)))
 
 
 def sections_of(docs: tuple[SectionDoc, ...]) -> tuple[Section, ...]:

@@ -14,9 +14,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_DIR = ROOT.parent / "shared" / "spec"
 """Where the guides are: `shared/` beside the clone, on a machine and in CI alike."""
+
+needs_guides = pytest.mark.skipif(
+    not SPEC_DIR.is_dir(),
+    reason=f"the user guides are not at {SPEC_DIR} (shared/ beside the clone)",
+)
+"""For a module of tests that read the guides' words."""
 
 GUIDES = (
     "hbench-issue-a-run.txt",

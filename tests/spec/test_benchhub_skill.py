@@ -18,7 +18,9 @@ from fastapi.testclient import TestClient
 
 from tests.conftest import HarborJobFactory
 from tests.hbench.cli.helpers import hbench
-from tests.spec.sentences import read_guide
+from tests.spec.sentences import needs_guides, read_guide
+
+pytestmark = needs_guides
 
 SKILL = "benchhub-skill.md"
 

@@ -106,7 +106,8 @@ def spellings_of(base: str) -> st.SearchStrategy[str]:
 
 
 def json_text(text: str) -> str:
-    """`text` as a JSON string literal, lone surrogates written as `\\uXXXX` escapes."""
+    """`text` as a JSON string literal, lone surrogates written as `\\uXXXX` escapes (a high
+    one before a low one then reads back as the one character they encode)."""
     return json.dumps(text, ensure_ascii=True)
 
 

@@ -1,7 +1,7 @@
-"""The board rules: which boards a stored job fits. Each rule is a small function of the
-evidence, as the store rules are (`app.checks.rules`).
+"""The board checks: which boards a stored job fits. Each check is a small function of the
+evidence, as the store checks are (`app.checks.store_checks`).
 
-A job that passes the store rules is kept privately on Your bench whatever these say. Each
+A job that passes the store checks is kept privately on Your bench whatever these say. Each
 failure here is a note, shown on Your bench and in the upload's answer, saying why the job
 fits no board; publishing the job is refused with that note's code. Spec:
 ../shared/spec/hbench-upload-a-job.txt ("Check the job": tasks from your own folder go on
@@ -11,9 +11,10 @@ Your bench but on no board; to publish, no prompt template or extra instructions
 from __future__ import annotations
 
 from app.checks.evidence import Evidence
-from app.checks.table import Outcome, Rule, failed, passed, skipped
+from app.checks.table import Check, Outcome, failed, passed, skipped
 from hbench.errors import Problem
 from hbench.jobs.config import JobConfig
+from hbench.rules import named
 
 PROMPT_KWARG = "prompt_template_path"
 """The agent option through which Harbor's agents take a prompt template."""
@@ -22,15 +23,15 @@ ENVIRONMENT_REFUSED = "board-environment-refused"
 LOCAL_TASKS = "board-local-tasks"
 PROMPT_NOT_ISSUED = "job-prompt-not-issued"
 PLACEMENT_PROMPT = "board-prompt-needs-issued-run"
-"""Placement's code for a prompt; the board rule says it as `job-prompt-not-issued`."""
-OTHER_BOARD_RULES_CODES = frozenset({LOCAL_TASKS, ENVIRONMENT_REFUSED, PLACEMENT_PROMPT})
-"""Placement's codes that a board rule other than `board-cell` gives in its own words
+"""Placement's code for a prompt; the board check says it as `job-prompt-not-issued`."""
+OTHER_BOARD_CHECKS_CODES = frozenset({LOCAL_TASKS, ENVIRONMENT_REFUSED, PLACEMENT_PROMPT})
+"""Placement's codes that a board check other than `board-cell` gives in its own words
 (placement's prompt code is `job-prompt-not-issued` here)."""
 
 
 def environment_allowed(evidence: Evidence) -> Outcome:
     if evidence.issued is not None:
-        return skipped("an issued run runs where its spec says (the spec-matches rule)")
+        return skipped("an issued run runs where its spec says (the spec-matches check)")
     placement = evidence.placement
     refused = [p for p in placement.problems if p.code == ENVIRONMENT_REFUSED] if placement else []
     if refused:
@@ -62,14 +63,14 @@ def tasks_from_registry(evidence: Evidence) -> Outcome:
 
 def board_cell(evidence: Evidence) -> Outcome:
     """What else keeps the job off every board: placement's own answer, beyond the codes the
-    rules above give (their notes would say the same twice)."""
+    checks above give (their notes would say the same twice)."""
     if evidence.job is None:
         return skipped("the job can't be read")
-    notes = [p for p in evidence.board_notes if p.code not in OTHER_BOARD_RULES_CODES]
+    notes = [p for p in evidence.board_notes if p.code not in OTHER_BOARD_CHECKS_CODES]
     if notes:
         return failed(notes)
-    if any(p.code in OTHER_BOARD_RULES_CODES for p in evidence.board_notes):
-        return skipped("the rules above say why it fits no board")
+    if any(p.code in OTHER_BOARD_CHECKS_CODES for p in evidence.board_notes):
+        return skipped("the checks above say why it fits no board")
     return passed("it fits a board of its tasks, model and settings, or opens one")
 
 
@@ -78,7 +79,7 @@ def _placement_says(evidence: Evidence, code: str) -> bool:
 
 
 def prompt_needs_issued_run(evidence: Evidence) -> Outcome:
-    """A self-reported job with a prompt is kept, on no board: a board rule."""
+    """A self-reported job with a prompt is kept, on no board: a board check."""
     if evidence.issued is not None:
         return skipped("an issued run's prompt is checked against its spec")
     outcome = prompt_outcome(evidence)
@@ -96,7 +97,7 @@ def prompt_outcome(evidence: Evidence) -> Outcome:
     if not used:
         return passed("no prompt template and no extra instructions")
     if issued is not None and prompt_texts(JobConfig.model_validate(dict(issued.spec))):
-        return passed(f"{', '.join(used)}, as issued (the spec-matches rule compares them)")
+        return passed(f"{', '.join(used)}, as issued (the spec-matches check compares them)")
     if issued is not None:
         why = f"its run {issued.run_id} was issued without them"
         fix = "Run the run's spec.json as issued, or issue a run with them"
@@ -132,22 +133,22 @@ def prompt_texts(config: JobConfig) -> list[str]:
     return used
 
 
-BOARD_RULES: tuple[Rule, ...] = (
-    Rule(
+BOARD_CHECKS: tuple[Check, ...] = (
+    Check(
         "tasks-from-registry", "It ran a dataset from a registry", tasks_from_registry,
-        (LOCAL_TASKS,),
+        named(LOCAL_TASKS),
     ),
-    Rule(
+    Check(
         "prompt-needs-issued-run", "No prompt template or instructions unless issued",
-        prompt_needs_issued_run, (PROMPT_NOT_ISSUED,),
+        prompt_needs_issued_run, named(PROMPT_NOT_ISSUED),
     ),
-    Rule(
+    Check(
         "environment-allowed", "Its environment is allowed where it goes", environment_allowed,
-        (ENVIRONMENT_REFUSED,),
+        named(ENVIRONMENT_REFUSED),
     ),
-    Rule(
+    Check(
         "board-cell", "It fits a board of its tasks, model and settings", board_cell,
-        (
+        named(
             "job-not-placeable", "board-dataset-unpinned", "task-digest-mismatch",
             "board-attempts-refused",
         ),

@@ -1,4 +1,4 @@
-"""The rule table on a real job's evidence, and on that evidence changed one part at a time."""
+"""The check tables on a real job's evidence, and on that evidence changed one part at a time."""
 
 from __future__ import annotations
 
@@ -7,32 +7,32 @@ from typing import Any
 
 import pytest
 
-from app.checks import rules
-from app.checks.board_rules import BOARD_RULES
+from app.checks import store_checks
+from app.checks.board_checks import BOARD_CHECKS
 from app.checks.evidence import Evidence, IssuedSpec
-from app.checks.rules import RULES, STORE_RULES, Checked
-from app.checks.table import MAX_PROBLEMS_PER_RULE, Outcome, Report, Rule, failed, run_table
+from app.checks.store_checks import CHECKS, STORE_CHECKS, Checked
+from app.checks.table import MAX_PROBLEMS_PER_CHECK, Check, Outcome, Report, failed, run_table
 from hbench.digest import spec_digest
 from hbench.errors import Problem
 from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS, JobConfig, RetrySettings
 from hbench.jobs.models import LoggedRetry
-from hbench.rules import RULE_CODES
+from hbench.rules import RULES, named
 from registry.placement import Placement
 from tests.app.bench.jobs import SealedJob
 
-RULE_INDEX = {rule.name: index for index, rule in enumerate(RULES)}
+CHECK_INDEX = {check.name: index for index, check in enumerate(CHECKS)}
 
 
 def check_job(evidence: Evidence) -> Checked:
-    """Both tables, with every failure held to the codes its rule's entry names."""
-    checked = rules.check_job(evidence)
-    assert checked.store.unnamed(STORE_RULES) == []
-    assert checked.boards.unnamed(BOARD_RULES) == []
+    """Both tables, with every failure held to the codes its check's entry names."""
+    checked = store_checks.check_job(evidence)
+    assert checked.store.unnamed(STORE_CHECKS) == []
+    assert checked.boards.unnamed(BOARD_CHECKS) == []
     return checked
 
 
 def statuses(report: Report | Checked) -> dict[str, str]:
-    return {result.rule: result.outcome.status for result in report.results}
+    return {result.check: result.outcome.status for result in report.results}
 
 
 def codes(report: Report | Checked) -> list[str]:
@@ -68,9 +68,9 @@ def test_a_real_job_passes_every_rule_that_applies(evidence: Evidence) -> None:
     report = check_job(evidence)
 
     assert report.accepted
-    assert [result.rule for result in report.results] == [rule.name for rule in RULES]
+    assert [result.check for result in report.results] == [check.name for check in CHECKS]
     assert statuses(report) == {
-        **{rule.name: "passed" for rule in RULES},
+        **{check.name: "passed" for check in CHECKS},
         "prompt-as-issued": "skipped",
         "spec-matches": "skipped",
         "spec-digest-matches": "skipped",
@@ -79,24 +79,24 @@ def test_a_real_job_passes_every_rule_that_applies(evidence: Evidence) -> None:
 
 
 def test_every_entry_names_its_codes_from_the_catalogue() -> None:
-    assert [rule.name for rule in RULES] == [rule.name for rule in STORE_RULES + BOARD_RULES]
-    assert len({rule.name for rule in RULES}) == len(RULES)
-    for rule in RULES:
-        assert rule.codes, rule.name
-        assert set(rule.codes) <= RULE_CODES, (rule.name, set(rule.codes) - RULE_CODES)
+    assert [check.name for check in CHECKS] == [check.name for check in STORE_CHECKS + BOARD_CHECKS]
+    assert len({check.name for check in CHECKS}) == len(CHECKS)
+    for check in CHECKS:
+        assert check.codes, check.name
+        assert all(RULES[code.code] is code for code in check.codes), check.name
 
 
 def test_a_failure_with_a_code_its_entry_does_not_name_is_found(evidence: Evidence) -> None:
     def check(_: Evidence) -> Outcome:
         return failed([Problem("job-unfinished", "a code the entry does not name")])
 
-    loose = Rule("loose", "Gives a code it does not name", check, ("job-incomplete",))
+    loose = Check("loose", "Gives a code it does not name", check, named("job-incomplete"))
 
     assert run_table([loose], evidence).unnamed([loose]) == [("loose", "job-unfinished")]
 
 
-def test_an_empty_rule_set_is_an_error(evidence: Evidence) -> None:
-    with pytest.raises(ValueError, match="an empty rule set checks nothing"):
+def test_an_empty_check_table_is_an_error(evidence: Evidence) -> None:
+    with pytest.raises(ValueError, match="an empty check table checks nothing"):
         run_table([], evidence)
 
 
@@ -120,7 +120,7 @@ def test_a_rule_names_twenty_failures_then_counts_the_rest(evidence: Evidence) -
 
     problems = check_job(changed).problems
 
-    assert codes(check_job(changed)) == ["manifest-file-extra"] * (MAX_PROBLEMS_PER_RULE + 1)
+    assert codes(check_job(changed)) == ["manifest-file-extra"] * (MAX_PROBLEMS_PER_CHECK + 1)
     assert problems[0].path == "added/00.txt"
     assert problems[-1].message == "and 10 more problems of this kind"
 
@@ -178,7 +178,7 @@ def test_a_logged_retry_of_a_crash_passes_and_of_a_timeout_fails(evidence: Evide
     timed_out = check_job(with_job(evidence, logged_retries=(crash, timeout)))
 
     assert crashed.accepted
-    assert crashed.results[RULE_INDEX["retries-only-crashes"]].outcome.note == (
+    assert crashed.results[CHECK_INDEX["retries-only-crashes"]].outcome.note == (
         "1 retries, each of a crash"
     )
     assert codes(timed_out) == ["job-retries-not-crashes"]
@@ -186,7 +186,7 @@ def test_a_logged_retry_of_a_crash_passes_and_of_a_timeout_fails(evidence: Evide
     assert timed_out.problems[0].path == "job.log"
 
 
-def test_several_agents_or_models_are_refused_each_by_its_rule(evidence: Evidence) -> None:
+def test_several_agents_or_models_are_refused_each_by_its_check(evidence: Evidence) -> None:
     two_agents = JobConfig.model_validate({"agents": [{"name": "oracle"}, {"name": "nop"}]})
     twice = JobConfig.model_validate({"agents": [{"name": "nop"}, {"name": "nop"}]})
     two_models = JobConfig.model_validate(
@@ -233,7 +233,7 @@ def test_a_prompt_keeps_a_self_reported_job_off_the_boards_and_an_issued_run_to_
     issued_without = check_job(dataclasses.replace(prompted, issued=issued(sealed)))
     issued_with = check_job(dataclasses.replace(prompted, issued=issued(sealed, agents=agents)))
 
-    # Kept, on no board: the prompt is a board rule's failure, a note.
+    # Kept, on no board: the prompt is a board check's failure, a note.
     assert self_reported.accepted
     assert notes(self_reported) == ["job-prompt-not-issued"]
     assert "only an issued run may use them" in self_reported.board_notes[0].message
@@ -311,3 +311,8 @@ def test_an_issued_run_of_another_spec_fails_both_spec_rules(
     assert codes(report) == ["local-spec-mismatch", "run-spec-digest-mismatch"]
     assert report.problems[0].path == "config.json:n_attempts"
     assert "n_attempts is 2 in the job, 3 in the spec" in report.problems[0].message
+
+
+def test_a_table_naming_a_code_the_catalogue_lacks_fails_where_it_is_made() -> None:
+    with pytest.raises(ValueError, match=r"unknown rule codes \['job-not-a-code'\]"):
+        named("job-incomplete", "job-not-a-code")

@@ -1,15 +1,15 @@
-"""The rule tables an uploaded job goes through. Each rule is a small function of the evidence.
+"""The check tables an uploaded job goes through. Each check is a small function of the evidence.
 
-Two tables. `STORE_RULES` decide whether the job may be stored at all: its seal, that it
+Two tables. `STORE_CHECKS` decide whether the job may be stored at all: its seal, that it
 finished, what ran, its retries and attempts, and for an issued run that it ran its spec.
-`BOARD_RULES` (`app.checks.board_rules`) decide which boards it fits: tasks from a
+`BOARD_CHECKS` (`app.checks.board_checks`) decide which boards it fits: tasks from a
 registry, no prompt unless issued, its environment, a board's cell. A job that passes the
-first is kept privately on Your bench whatever the second says; each board rule's failure
+first is kept privately on Your bench whatever the second says; each board check's failure
 becomes a note saying why it fits no board, and publishing it is refused with that code.
 
-Every rule runs, and every failure is kept, not only the first: a refusal lists them all
-(STYLE.md, "verification as tables of checks"). A rule that can't run because what it
-reads could not be read is *skipped*, and the rule that reads that part reports why.
+Every check runs, and every failure is kept, not only the first: a refusal lists them all
+(STYLE.md, "verification as tables of checks"). A check that can't run because what it
+reads could not be read is *skipped*, and the check that reads that part reports why.
 The checks are on the bytes as they arrived, before redaction touched them. Each entry
 names the codes it can give; `docs/rule-codes.md` ("Upload checks") explains each code.
 """
@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from app.checks.board_rules import BOARD_RULES, PROMPT_NOT_ISSUED, prompt_outcome
+from app.checks.board_checks import BOARD_CHECKS, PROMPT_NOT_ISSUED, prompt_outcome
 from app.checks.evidence import Evidence
 from app.checks.spec_match import spec_differences
 from app.checks.table import (
+    Check,
+    CheckResult,
     Outcome,
     Report,
-    Rule,
-    RuleResult,
     failed,
     passed,
     run_table,
@@ -37,6 +37,7 @@ from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS
 from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.manifest import MANIFEST_NAME, check_hbench_version, compare, identity_problems
 from hbench.jobs.models import Job
+from hbench.rules import named
 from registry.placement import MAX_ATTEMPTS
 
 # The manifest: present, matching the bytes, recent enough, naming this job.
@@ -78,7 +79,7 @@ def manifest_identity(evidence: Evidence) -> Outcome:
     if manifest is None:
         return skipped(f"there is no readable {MANIFEST_NAME}")
     if identity is None:
-        return skipped("result.json or lock.json can't be read (see the job-readable rule)")
+        return skipped("result.json or lock.json can't be read (see the job-readable check)")
     problems = identity_problems(manifest, identity.harbor_version, identity.job_id)
     if problems:
         fix = (
@@ -285,7 +286,7 @@ def _retried_failures(job: Job) -> list[Problem]:
 
 
 def prompt_matches_spec(evidence: Evidence) -> Outcome:
-    """An issued run used a prompt only if its spec has one: a store rule, since the run's
+    """An issued run used a prompt only if its spec has one: a store check, since the run's
     config must be its spec."""
     if evidence.issued is None:
         return skipped("not an issued run: its prompt decides the boards it fits")
@@ -344,66 +345,66 @@ def spec_digest_matches(evidence: Evidence) -> Outcome:
     )
 
 
-STORE_RULES: tuple[Rule, ...] = (
-    Rule(
+STORE_CHECKS: tuple[Check, ...] = (
+    Check(
         "manifest-present", "The job has a readable manifest.json", manifest_present,
-        ("manifest-missing", "manifest-invalid", "job-file-unreadable", "job-json-invalid"),
+        named("manifest-missing", "manifest-invalid", "job-file-unreadable", "job-json-invalid"),
     ),
-    Rule(
+    Check(
         "manifest-matches-bytes", "Every file matches the manifest", manifest_matches_bytes,
-        ("manifest-file-missing", "manifest-file-extra", "manifest-file-changed"),
+        named("manifest-file-missing", "manifest-file-extra", "manifest-file-changed"),
     ),
-    Rule(
+    Check(
         "hbench-version", "A recent enough hbench sealed it", hbench_version,
-        ("hbench-version-too-old", "manifest-invalid"),
+        named("hbench-version-too-old", "manifest-invalid"),
     ),
-    Rule(
+    Check(
         "manifest-identity", "The manifest names this job", manifest_identity,
-        ("manifest-invalid",),
+        named("manifest-invalid"),
     ),
-    Rule(
+    Check(
         "job-readable", "Harbor wrote the job", job_readable,
-        (
+        named(
             "job-not-harbor", "job-not-found", "job-json-invalid", "job-result-missing",
             "trial-result-missing", "job-file-unreadable", "job-unsafe-file",
         ),
     ),
-    Rule(
+    Check(
         "job-complete", "The job finished, every trial with a result", job_complete,
-        (
+        named(
             "job-unfinished", "job-incomplete", "job-trials-extra", "trial-cancelled",
             "trial-job-mismatch", "trial-result-missing", "job-no-trials",
         ),
     ),
-    Rule("one-dataset", "It ran one dataset", one_dataset, ("job-several-datasets",)),
-    Rule("one-agent", "It ran one agent", one_agent, ("job-several-agents",)),
-    Rule("one-model", "It ran one model", one_model, ("job-several-models",)),
-    Rule(
+    Check("one-dataset", "It ran one dataset", one_dataset, named("job-several-datasets")),
+    Check("one-agent", "It ran one agent", one_agent, named("job-several-agents")),
+    Check("one-model", "It ran one model", one_model, named("job-several-models")),
+    Check(
         "attempts-in-range", "1 to 5 attempts per task", attempts_in_range,
-        ("job-attempts-out-of-range",),
+        named("job-attempts-out-of-range"),
     ),
-    Rule(
+    Check(
         "job-consistent", "Its files agree with each other", job_consistent,
-        (
+        named(
             "trial-reward-mismatch", "job-result-mismatch", "trial-time-outside-job",
             "job-plan-mismatch", "task-digest-inconsistent",
         ),
     ),
-    Rule(
+    Check(
         "retries-only-crashes", "Retries reran only crashes", retries_only_crashes,
-        ("job-retries-not-crashes",),
+        named("job-retries-not-crashes"),
     ),
-    Rule(
+    Check(
         "prompt-as-issued", "An issued run used a prompt only if issued with one",
-        prompt_matches_spec, (PROMPT_NOT_ISSUED,),
+        prompt_matches_spec, named(PROMPT_NOT_ISSUED),
     ),
-    Rule(
+    Check(
         "spec-matches", "An issued run's config is its spec", spec_matches,
-        ("local-spec-mismatch",),
+        named("local-spec-mismatch"),
     ),
-    Rule(
+    Check(
         "spec-digest-matches", "The manifest names the issued spec", spec_digest_matches,
-        ("run-spec-digest-mismatch",),
+        named("run-spec-digest-mismatch"),
     ),
 )  # fmt: skip
 """Whether the job may be stored, in the order failures are listed: integrity first, then
@@ -411,7 +412,7 @@ what ran, whether the job's files agree with each other, then how it ran, and an
 run's spec. (Agreement comes after what ran: a config edited to name two agents also
 disagrees with its lock, and the agents say more.)"""
 
-RULES: tuple[Rule, ...] = STORE_RULES + BOARD_RULES
+CHECKS: tuple[Check, ...] = STORE_CHECKS + BOARD_CHECKS
 
 
 @dataclass(frozen=True)
@@ -422,13 +423,13 @@ class Checked:
     boards: Report
 
     @property
-    def results(self) -> tuple[RuleResult, ...]:
-        """Every rule's result, the store rules' first: what the stored job shows."""
+    def results(self) -> tuple[CheckResult, ...]:
+        """Every check's result, the store checks' first: what the stored job shows."""
         return self.store.results + self.boards.results
 
     @property
     def problems(self) -> list[Problem]:
-        """Why the job can't be stored: the store rules' failures alone."""
+        """Why the job can't be stored: the store checks' failures alone."""
         return self.store.problems
 
     @property
@@ -437,13 +438,13 @@ class Checked:
 
     @property
     def board_notes(self) -> tuple[Problem, ...]:
-        """Why the job fits no board: the board rules' failures."""
+        """Why the job fits no board: the board checks' failures."""
         return tuple(self.boards.problems)
 
 
 def check_job(evidence: Evidence) -> Checked:
     """Run both tables on an upload's evidence; each report holds every failure."""
-    return Checked(run_table(STORE_RULES, evidence), run_table(BOARD_RULES, evidence))
+    return Checked(run_table(STORE_CHECKS, evidence), run_table(BOARD_CHECKS, evidence))
 
 
 def _manifest_missing() -> Problem:
