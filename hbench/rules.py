@@ -43,6 +43,7 @@ class Area(Enum):
     RUNS_CLIENT = "Issuing runs from the client"
     RUN_TOKEN = "Uploading an issued run"  # noqa: S105  # a section's title, not a secret
     CHECK = "Upload checks"
+    SIGNATURE = "Signed provenance"
     BENCH = "Your bench"
     PUBLISH = "Publishing"
     WITHDRAW = "Withdrawing, deleting and downloading"
@@ -302,6 +303,19 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("job-attempts-out-of-range", 422, "The job ran more attempts than uploads take"),
         ("job-retries-not-crashes", 422, "Retries replaced failures, not only crashes"),
         ("job-prompt-not-issued", 422, "A prompt template or instructions no issued run carried"),
+    ),
+    Area.SIGNATURE: (
+        ("signature-bundle-invalid", 422, "manifest.sigstore.json is not a Sigstore bundle"),
+        ("signature-log-entry-missing", 422, "The bundle has no transparency log entry"),
+        ("signature-digest-mismatch", 422, "The bundle signs another digest than the manifest's"),
+        ("signature-workflow-untrusted", 422, "Another workflow than a trusted release signed"),
+        ("signature-workflow-sha-mismatch", 422, "The trusted workflow signed at another commit"),
+        ("signature-issuer-mismatch", 422, "The signing identity is not GitHub Actions'"),
+        ("signature-certificate-expired", 422, "The certificate was not valid when logged"),
+        ("signature-run-mismatch", 422, "Another workflow run signed than the one uploading"),
+        ("signature-invalid", 422, "Sigstore's verifier refused the bundle"),
+        ("signature-root-invalid", 422, "The trusted root file can't be read"),
+        ("audit-signature-missing", 422, "A run's record names a bundle the repository lacks"),
     ),
     Area.BENCH: (
         ("bench-job-not-found", 404, "You have no job with this id"),

@@ -34,6 +34,10 @@ from hbench.jobs.tree import scan
 from hbench.limits import MANIFEST_MAX_BYTES
 
 MANIFEST_NAME = "manifest.json"
+SIGNATURE_NAME = "manifest.sigstore.json"
+"""The Sigstore bundle the reusable workflow signs the manifest's digest with
+(`hbench.provenance`): beside the manifest, and like it never listed in it."""
+UNSEALED = frozenset({MANIFEST_NAME, SIGNATURE_NAME})
 FORMAT: Final = 1
 """The manifest's format version; a reader refuses formats newer than it knows."""
 
@@ -184,7 +188,7 @@ def seal(
     mismatch = recorded_spec_problems(digest, recorded)
     if mismatch:
         raise HbenchError.from_problems(mismatch)
-    files = sorted((e.path, e.size) for e in tree.files if e.path != MANIFEST_NAME)
+    files = sorted((e.path, e.size) for e in tree.files if e.path not in UNSEALED)
     observed = hash_files(job_dir, files, progress)
     manifest = Manifest(
         format=FORMAT,
@@ -233,7 +237,7 @@ def verify(
     except HbenchError as error:
         return list(error.problems)
     tree = scan(job_dir)
-    files = [(e.path, e.size) for e in tree.files if e.path != MANIFEST_NAME]
+    files = [(e.path, e.size) for e in tree.files if e.path not in UNSEALED]
     observed = hash_files(job_dir, files, progress)
     return [
         *(unsafe_problem(u.path, u.what) for u in tree.unsafe),
@@ -247,12 +251,13 @@ def verify(
 def compare(manifest: Manifest, observed: Mapping[str, tuple[int, str]]) -> list[Problem]:
     """Every difference between a manifest and the files seen, as (size, sha256) by path.
 
-    `observed` may include `manifest.json` itself; it is ignored. Problems come sorted
-    by path: each missing, extra and changed file, with the path in the message.
+    `observed` may include `manifest.json` itself and its signature; they are ignored.
+    Problems come sorted by path: each missing, extra and changed file, with the path in
+    the message.
     """
     listed = {f.path: f for f in manifest.files}
     problems: list[Problem] = []
-    for path in sorted((listed.keys() | observed.keys()) - {MANIFEST_NAME}):
+    for path in sorted((listed.keys() | observed.keys()) - UNSEALED):
         sealed, seen = listed.get(path), observed.get(path)
         if seen is None:
             problems.append(
