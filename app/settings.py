@@ -82,6 +82,9 @@ class Settings(BaseSettings):
     github_api_url: str = "https://api.github.com"
     oidc_issuer: str = "https://token.actions.githubusercontent.com"
     trusted_workflows: Annotated[tuple[str, ...], NoDecode] = ()
+    # The Sigstore trusted root signatures of manifests are checked against (app/checks/
+    # signature.py); None: Sigstore's public root, as sigstore-python ships it.
+    sigstore_trusted_root: Path | None = None
     # Where to report a security problem privately: an email address or an https:// page,
     # shown on the guide's Security page (app/web/guide.py).
     security_contact: str | None = None

@@ -55,3 +55,7 @@ RUN_TOKEN_LIFETIME = timedelta(hours=48)
 
 PUBLISH_WINDOW = timedelta(days=30)
 """How long after its upload a job may be published, by default (`HBENCH_PUBLISH_WINDOW`)."""
+
+BUNDLE_MAX_BYTES = 256 * 1024
+"""A Sigstore bundle beside a manifest (hbench/provenance.py): one is some 8 KiB, anything
+this large is not one."""

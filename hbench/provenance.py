@@ -40,16 +40,15 @@ from sigstore_models.trustroot import v1 as trustroot_v1
 
 from hbench.errors import HbenchError, Problem
 from hbench.jobs.manifest import SIGNATURE_NAME
+from hbench.limits import BUNDLE_MAX_BYTES
 
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 GITHUB = "https://github.com/"
 BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
-BUNDLE_MAX_BYTES = 256 * 1024
-"""A bundle is some 8 KiB; anything this large is not one."""
 PUBLIC_ROOT = "https%3A%2F%2Ftuf-repo-cdn.sigstore.dev"
 """The folder of sigstore-python's package holding the public instance's trusted root."""
 
-__all__ = ["SIGNATURE_NAME"]
+__all__ = ["BUNDLE_MAX_BYTES", "SIGNATURE_NAME"]
 
 _FULCIO = "1.3.6.1.4.1.57264.1."
 _ISSUER_V2 = ObjectIdentifier(_FULCIO + "8")

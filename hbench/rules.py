@@ -316,6 +316,7 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("signature-invalid", 422, "Sigstore's verifier refused the bundle"),
         ("signature-root-invalid", 422, "The trusted root file can't be read"),
         ("audit-signature-missing", 422, "A run's record names a bundle the repository lacks"),
+        ("audit-signature-invalid", 422, "A run's bundle fails, or its record says otherwise"),
     ),
     Area.BENCH: (
         ("bench-job-not-found", 404, "You have no job with this id"),

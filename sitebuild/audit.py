@@ -35,8 +35,11 @@ from registry.loader import Registry
 from registry.placement import OpenBoard
 from sitebuild.audit_diff import ABSENT, Difference, field_name, json_differences
 from sitebuild.audit_runs import issued_differences, log_differences, run_differences
+from sitebuild.audit_signatures import SignaturePolicy, signature_differences
 from sitebuild.build import Builder
 from sitebuild.source import DataFiles, read_data_repo
+
+__all__ = ["AuditReport", "SignaturePolicy", "audit_data_repo", "audit_files"]
 
 _RUNS = TypeAdapter(list[PublishedRun])
 SITE_FOLDER = "_site"
@@ -83,15 +86,21 @@ class AuditReport:
 
 
 def audit_data_repo(
-    root: Path, *, site: Path | None = None, workers: int = 1, scratch: Path | None = None
+    root: Path,
+    *,
+    site: Path | None = None,
+    workers: int = 1,
+    scratch: Path | None = None,
+    signing: SignaturePolicy = SignaturePolicy(),  # noqa: B008 - a frozen dataclass
 ) -> AuditReport:
-    """Audit the checkout at `root`: its rows, its runs and the sites built from it, and
-    `site` (or the checkout's `_site/`, when it holds one) as a built site to hold to them."""
+    """Audit the checkout at `root`: its rows, its runs, their signatures (held to
+    `signing`) and the sites built from it, and `site` (or the checkout's `_site/`, when
+    it holds one) as a built site to hold to them."""
     if site is not None and not (site / "index.json").is_file():
         message = f"{site} is not a built site: it has no index.json"
         raise HbenchError("audit-file-invalid", message, path=str(site))
     files = read_data_repo(root)
-    found = audit_files(files)
+    found = audit_files(files, signing)
     differences = list(found.differences)
     held = site if site is not None else root / SITE_FOLDER
     sites = [BUILT]
@@ -126,9 +135,13 @@ def audit_data_repo(
     )
 
 
-def audit_files(files: DataFiles) -> Recomputed:
+def audit_files(
+    files: DataFiles,
+    signing: SignaturePolicy = SignaturePolicy(),  # noqa: B008 - a frozen dataclass
+) -> Recomputed:
     """Every board's rows recomputed from its runs and compared with its `rows.json`; each
-    run's record checked on its own, against its board's issued counts and the audit log."""
+    run's record checked on its own, against its board's issued counts, the audit log and
+    its signature's bundle."""
     registry = registry_of(RepoState({p: files[p] for p in files if p.startswith("registry/")}))
     runs_of, boards = _boards(files)
     differences: list[Difference] = []
@@ -148,6 +161,7 @@ def audit_files(files: DataFiles) -> Recomputed:
         # dumps_table writes one row per line, four spaces in.
         entries += board_rows.count("\n    {") if board_rows is not None else 0
     differences += log_differences(all_runs, events)
+    differences += signature_differences(all_runs, files, signing)
     return Recomputed(rows, differences, len(boards), len(all_runs), entries)
 
 

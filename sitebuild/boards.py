@@ -181,12 +181,14 @@ def _run_page(
 ) -> Page:
     run = view.run
     record = layout.run_file(source.slug, run.id)
+    signed = run.signature.bundle if run.signature is not None else None
+    bundle = site.files.get(signed) if signed is not None else None
     return Page(
         path=page.run(source.slug, run.id),
         template="run",  # sitebuild.run_page, not a Jinja template
         title=f"Run {run.id} on {source.title}",
         section="boards",
-        context=RunContext(source, view, row, config.service_url),
+        context=RunContext(source, view, row, config.service_url, bundle),
         json_text=site.files.raw(record),
         json_source=record,
     )

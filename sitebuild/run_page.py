@@ -30,6 +30,7 @@ from sitebuild.format import (
 )
 from sitebuild.html import NOTHING, Markup, const, join, template
 from sitebuild.page import Page
+from sitebuild.run_signature import signature_section
 from sitebuild.views import RunContext, RunView, time_html
 
 TEMPLATE = "run"
@@ -74,6 +75,7 @@ _MAIN = template(
     '<h2 id="provenance-heading">Where it ran</h2>\n'
     "{provenance}"
     "</section>\n\n"
+    "{signature}"
     '<section aria-labelledby="config-heading">\n'
     '<h2 id="config-heading">Settings that ran</h2>\n'
     "{config}"
@@ -141,6 +143,7 @@ def render_main(each: Page) -> Markup:
         download=_download(run, context.service_url),
         evidence_section=run_section(run, view.levels),
         provenance=provenance_html(run.provenance),
+        signature=signature_section(run, context.bundle),
         config=_config(run),
         redactions=_redactions(run),
         tasks=len(run.results),

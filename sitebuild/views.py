@@ -159,13 +159,14 @@ _CELLS = {v: html("<td>{reward}</td>", reward=reward(v)) for v in (None, 0.0, 1.
 @dataclass(frozen=True)
 class RunContext:
     """What a run's page shows: its board, the run with its score and pieces of HTML, its
-    entry's row on the board (None while the entry has no public run) and the service's
-    address for the download link."""
+    entry's row on the board (None while the entry has no public run), the service's
+    address for the download link, and its signature's bundle (None without one)."""
 
     board: BoardSource
     view: RunView
     row: BoardRow | None
     service_url: str | None
+    bundle: str | None = None
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from app.bench.schemas import JobDetail, JobInfo, JobList, UploadAccepted
 from app.bench.storage import sweep_scratch
 from app.bench.uploader import Uploader, UploaderDep
 from app.blobs import BlobStore
+from app.checks.signature import SigningPolicy
 from app.clock import Clock, ClockDep
 from app.db.session import Database
 from app.dependencies import BlobStoreDep, DatabaseDep, SessionDep, SettingsDep, app_settings
@@ -148,6 +149,7 @@ async def check_and_store(
         blobs=blobs,
         regrading=RegradeSetup(settings.regrade_enabled, settings.regrade_tasks_dir),
         workers=settings.upload_workers,
+        signing=SigningPolicy.of(settings),
     )
 
 

@@ -33,6 +33,7 @@ from app.blobs import BlobStore
 from app.checks.boards import Boards, boards_for, judged
 from app.checks.evidence import Evidence, Identity, IssuedSpec
 from app.checks.fingerprints import published_before
+from app.checks.signature import SignatureOutcome, SigningPolicy, check_upload_signature
 from app.checks.store_checks import Checked, check_job
 from app.checks.summary import UploadSize, fingerprint, job_summary, redacted
 from app.db.models import Job, JobStatus
@@ -90,10 +91,12 @@ def accept(
     blobs: BlobStore,
     regrading: RegradeSetup = RegradeSetup(),  # noqa: B008 - a frozen dataclass
     max_redactions: int | None = None,
+    signing: SigningPolicy | None = None,
 ) -> Stored:
     """Check an unpacked upload and store it with its regrade queued (or not, saying why);
     raise with every failure, storing nothing. Past `max_redactions` values to redact,
-    `upload-too-many-secrets`."""
+    `upload-too-many-secrets`. With `signing`, a bundle beside the manifest is checked
+    (`app.checks.signature`), before redaction, and kept when it passes; never refused."""
     extracted = upload.extracted
     issued = upload.uploader.issued
     evidence, boards = gather(extracted, min_hbench_version, registry, issued)
@@ -114,6 +117,15 @@ def accept(
     if seen is not None and issued is not None:
         # A run token's upload counts on its board, and a job counts once.
         raise HbenchError.from_problems([seen])
+    ci = upload.uploader.ci
+    signature = (
+        check_upload_signature(
+            extracted.root, extracted.files, manifest.digest, signing,
+            ci.claims if ci is not None else None,
+        )
+        if signing is not None
+        else None
+    )  # fmt: skip
     redacted = redact_folder_by_rule(extracted.root, extracted.files, max_values=max_redactions)
     redactions = redacted.files
     dataset = boards.facts.dataset if boards.facts is not None else None
@@ -125,6 +137,7 @@ def accept(
     row = new_row(
         upload, job, manifest, boards, report=report, redactions=redactions,
         tasks_pinned=tasks_pinned, redaction_rules=redacted.rule_totals(),
+        signature=signature,
     )  # fmt: skip
     plan = plan_regrade(
         RegradeInput(
@@ -137,7 +150,6 @@ def accept(
             redactions=redactions,
         )
     )
-    ci = upload.uploader.ci
     archive = pack_beside(extracted)
     regrade = new_regrade(row.id, plan, upload.now)
     also = partial(consume_jti, claims=ci.claims, now=upload.now) if ci is not None else None
@@ -166,6 +178,7 @@ async def accept_in_worker(
     blobs: BlobStore,
     regrading: RegradeSetup,
     workers: int,
+    signing: SigningPolicy | None = None,
 ) -> Stored:
     """`accept` in one of the process's `workers` upload workers, on the same database and
     blob store; its refusal raised here as it was raised there, and counted here, in the
@@ -183,6 +196,7 @@ async def accept_in_worker(
             max_redactions=max_redactions,
             registry=sent(registry),
             regrading=replace(regrading, tasks_root=tasks_root),
+            signing=signing,
         )
     except HbenchError as refused:
         metrics.upload_finished(started, refused.code)
@@ -199,6 +213,7 @@ def accept_with(
     max_redactions: int,
     registry: Sent[Registry],
     regrading: RegradeSetup,
+    signing: SigningPolicy | None = None,
 ) -> Stored:
     """`accept` in a worker, on the stores it opens there (paths are absolute: a worker's
     working folder may not be the server's) and the registry it keeps."""
@@ -210,6 +225,7 @@ def accept_with(
         blobs=stores.blobs(),
         regrading=regrading,
         max_redactions=max_redactions,
+        signing=signing,
     )
 
 
@@ -299,6 +315,7 @@ def new_row(
     redactions: dict[str, int],
     tasks_pinned: bool = False,
     redaction_rules: dict[str, int] | None = None,
+    signature: SignatureOutcome | None = None,
 ) -> Job:
     """The job's row, not yet stored: private, with its summary, checks and fingerprint."""
     extracted, uploader = upload.extracted, upload.uploader
@@ -309,6 +326,7 @@ def new_row(
     summary = job_summary(
         job, manifest, boards, issued, size, tasks_pinned=tasks_pinned,
         redaction_rules=redaction_rules, ci=ci,
+        signature=signature.kept if signature is not None else None,
     )  # fmt: skip
     return Job(
         id=job_id,
@@ -318,7 +336,8 @@ def new_row(
         status=JobStatus.PRIVATE,
         summary=summary.stored(),
         # A check's note may quote the job (a task's name), so it is redacted as the job is.
-        checks=[redacted(result.to_json()) for result in report.results],
+        checks=[redacted(result.to_json()) for result in report.results]
+        + ([redacted(signature.check)] if signature is not None else []),
         redactions=redactions,
         fingerprint=fingerprint(job),
         blob_key=blob_key(job_id),

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
-from typing import Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -35,6 +35,9 @@ from hbench.jobs.manifest import Manifest
 from hbench.jobs.models import Job, Trial
 from registry.placement import EntrySettings, JobFacts
 from registry.settings import agent_options, settings_from_config
+
+if TYPE_CHECKING:
+    from hbench.provenance import SignedDigest
 
 SUMMARY_FORMAT = 1
 """Bumped when a key changes meaning, so readers of older rows can tell."""
@@ -149,6 +152,41 @@ class SummaryCi(_Part):
     run_attempt: int | None = None
 
 
+class SummarySignature(_Part):
+    """A Sigstore bundle the upload carried that passed the `signature` check
+    (`app.checks.signature`): who signed the manifest's digest, and the bundle itself, which
+    publishing writes beside the run in the data repository."""
+
+    digest: str
+    issuer: str
+    workflow_ref: str
+    workflow_sha: str
+    repository: str | None = None
+    repository_sha: str | None = None
+    run_url: str | None = None
+    runner: str | None = None
+    log_index: int
+    logged_at: datetime
+    bundle_json: str
+
+    @classmethod
+    def of(cls, signed: SignedDigest, bundle_json: str) -> SummarySignature:
+        signer = signed.signer
+        return cls(
+            digest=signed.digest,
+            issuer=signer.issuer or "",
+            workflow_ref=signer.workflow_ref or "",
+            workflow_sha=signer.workflow_sha or "",
+            repository=signer.repository,
+            repository_sha=signer.repository_sha,
+            run_url=signer.run_url,
+            runner=signer.runner,
+            log_index=signed.log_index,
+            logged_at=signed.logged_at,
+            bundle_json=bundle_json,
+        )
+
+
 class SummaryShard(_Part):
     """One shard of a merged sharded run: its stored job and what it ran."""
 
@@ -226,6 +264,8 @@ class JobSummary(KeptSummary):
     """Values redaction replaced over the whole job, by rule id (added later: empty)."""
     ci: SummaryCi | None = None
     """The workflow run the upload was bound to; None for an unbound upload."""
+    signature: SummarySignature | None = None
+    """The signature of the manifest's digest the upload carried, when it passed."""
     shards: list[SummaryShard] = Field(default_factory=list)
     """For the merged job of a sharded run, its shards' jobs (app/bench/merge.py); empty
     for any other job."""
@@ -258,6 +298,7 @@ def job_summary(
     tasks_pinned: bool = False,
     redaction_rules: Mapping[str, int] | None = None,
     ci: SummaryCi | None = None,
+    signature: SummarySignature | None = None,
 ) -> JobSummary:
     """The stored summary of an accepted job (the module docstring lists what it holds).
 
@@ -324,6 +365,7 @@ def job_summary(
     )
     summary.redaction_rules = dict(redaction_rules or {})
     summary.ci = ci
+    summary.signature = signature
     return summary
 
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter, ValidationError
 
 from hbench.errors import HbenchError
+from hbench.limits import BUNDLE_MAX_BYTES
 from registry.datarepo import layout
 from registry.datarepo.models import (
     AuditAction,
@@ -59,6 +60,12 @@ class PublishRunChange(Record):
 
     kind: Literal["publish_run"] = "publish_run"
     run: PublishedRun
+    bundle: str | None = Field(
+        default=None,
+        max_length=BUNDLE_MAX_BYTES,
+        exclude_if=lambda value: value is None,
+        description="The Sigstore bundle its `run.signature` names, written beside the run.",
+    )
 
 
 class WithdrawRunChange(Record):
@@ -236,7 +243,7 @@ def apply_one(  # noqa: PLR0911 - a case for each kind of change
         case OpenBoardChange():
             return open_board(state, op.board, change, recompute=False)
         case PublishRunChange():
-            return publish_run(state, op.run, change, recompute=False)
+            return publish_run(state, op.run, change, bundle=op.bundle, recompute=False)
         case WithdrawRunChange():
             return withdraw_run(state, op.board, op.run_id, change, recompute=False)
         case TakeDownRunChange():

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from app.checks.summary import JobSummary
+from app.checks.summary import JobSummary, SummarySignature
+from registry.datarepo import layout
 from registry.datarepo.models import (
     Provenance,
     PublishedRun,
@@ -22,6 +23,7 @@ from registry.datarepo.models import (
     TrialTiming,
 )
 from registry.evidence import RunEvidence
+from registry.signature import RunSignature
 
 DOWNLOAD_PATH = "/api/bench/jobs/{id}/download"
 RUNNER_KINDS = {"github-hosted", "self-hosted"}
@@ -80,6 +82,27 @@ def published_run(
         evidence=evidence,
         # Counted by the upload (app/bench/service.py); empty for jobs uploaded before.
         redaction_rules=dict(summary.redaction_rules),
+        signature=run_signature(summary.signature, board, run_id),
+    )
+
+
+def run_signature(kept: SummarySignature | None, board: str, run_id: str) -> RunSignature | None:
+    """Who signed the run's manifest digest, as the upload's `signature` check found it;
+    the bundle is written at the path it names (`PublishRunChange.bundle`)."""
+    if kept is None:
+        return None
+    return RunSignature(
+        digest=kept.digest,
+        issuer=kept.issuer,
+        workflow_ref=kept.workflow_ref,
+        workflow_sha=kept.workflow_sha,
+        repository=kept.repository,
+        repository_sha=kept.repository_sha,
+        run_url=kept.run_url,
+        runner=kept.runner,
+        log_index=kept.log_index,
+        logged_at=kept.logged_at,
+        bundle=layout.signature_file(board, run_id),
     )
 
 

@@ -99,8 +99,9 @@ def publish(
     except HbenchError:
         session.rollback()
         raise
+    summary = JobSummary.of(row)
     record = published_run(
-        JobSummary.of(row),
+        summary,
         run_id=run_id_of(row.id),
         board=target.board,
         entry=entry,
@@ -115,7 +116,8 @@ def publish(
         enqueue(session, OpenBoardChange(board=target.opens), at=now)
     if run is not None and run.counted_at is None:
         count_run(session, run, account.login, now)
-    enqueue(session, PublishRunChange(run=record), at=now)
+    bundle = summary.signature.bundle_json if summary.signature is not None else None
+    enqueue(session, PublishRunChange(run=record, bundle=bundle), at=now)
     row.status, row.published_at = JobStatus.PUBLISHED, now
     row.board, row.entry = target.board, entry.name
     record_prints(session, row)

@@ -28,6 +28,18 @@ def audit_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the report as JSON, every difference in it.")
     ] = False,
+    trusted_root: Annotated[
+        Path | None,
+        typer.Option(
+            "--trusted-root",
+            help="The Sigstore trusted root runs' signatures are checked against (default: "
+            "Sigstore's public root, as the installed sigstore-python ships it).",
+        ),
+    ] = None,
+    issuer: Annotated[
+        str,
+        typer.Option("--issuer", help="The OIDC issuer a signer's identity must come from."),
+    ] = "https://token.actions.githubusercontent.com",
     workers: Annotated[
         int,
         typer.Option("--workers", min=1, help="Processes that build the sites (default: CPUs)."),
@@ -42,17 +54,20 @@ def audit_command(
     once from the clone and once from the recomputed rows, and the two compared: boards,
     entries, runs, the reproduced panels and the leaderboard. Each run's record is checked
     on its own: its manifest digest, its rewards against its attempts and trials, and its
-    evidence (run on CI, issued, regraded, tasks pinned) against what each needs. Nothing
-    is asked of the service.
+    evidence (run on CI, issued, regraded, tasks pinned) against what each needs. A signed
+    run's Sigstore bundle is checked offline against the trusted root: it must sign the
+    run's manifest digest as the workflow its provenance names. Nothing is asked of the
+    service, or of Sigstore.
 
     Exits 0 when everything agrees and 1 otherwise, printing each difference with its rule
     code (docs/site.md, "Auditing").
     """
     # The audit is the site builder's (sitebuild.audit): imported when it runs.
-    from sitebuild.audit import audit_data_repo  # noqa: PLC0415
+    from sitebuild.audit import SignaturePolicy, audit_data_repo  # noqa: PLC0415
 
     with handled():
-        report = audit_data_repo(data_repo, site=site, workers=workers)
+        signing = SignaturePolicy(trusted_root, issuer)
+        report = audit_data_repo(data_repo, site=site, workers=workers, signing=signing)
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:

@@ -30,6 +30,11 @@ def run_file(board: str, run: str) -> str:
     return f"boards/{board}/runs/{run}.json"
 
 
+def signature_file(board: str, run: str) -> str:
+    """A run's signed provenance: the Sigstore bundle its upload carried (registry/signature.py)."""
+    return f"boards/{board}/signatures/{run}.sigstore.json"
+
+
 def issued_file(board: str) -> str:
     """The issued runs counted on a board, per entry."""
     return f"boards/{board}/issued.json"

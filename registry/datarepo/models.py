@@ -12,6 +12,7 @@ from pydantic.dataclasses import dataclass
 from registry.evidence import Level, RunEvidence, run_levels
 from registry.placement import EntrySettings
 from registry.schema import DatasetRef, Digest, MetricScale, Record, Slug
+from registry.signature import RunSignature
 
 RunId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")]
 GitHubHandle = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9](?:-?[A-Za-z0-9]){0,38}$")]
@@ -155,6 +156,12 @@ class PublishedRun(Record):
         exclude_if=lambda value: value is None,
         description="When its owner deleted the job, and its files with it: the score stays "
         "as it is, and `download` is gone.",
+    )
+    signature: RunSignature | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Who signed the manifest's digest, when the upload carried a Sigstore "
+        "bundle the service took; the bundle is the file `signature.bundle` names.",
     )
 
     def levels(self) -> list[Level]:

@@ -109,16 +109,28 @@ def open_board(
 
 
 def publish_run(
-    state: RepoState, run: PublishedRun, change: Change, *, recompute: bool = True
+    state: RepoState,
+    run: PublishedRun,
+    change: Change,
+    *,
+    bundle: str | None = None,
+    recompute: bool = True,
 ) -> RepoState:
-    """Add a published run to its board and recompute the board."""
+    """Add a published run to its board, with its signature's `bundle` beside it when it
+    has one, and recompute the board."""
     path = layout.run_file(run.board, run.id)
     existing = state.get(path)
     if existing is not None and PublishedRun.model_validate_json(existing) != run:
         message = f"run {run.id} is already on {run.board}; a job is published once"
         raise HbenchError("datarepo-conflict", message, path=path)
+    if (bundle is None) != (run.signature is None):
+        message = f"run {run.id}'s signature and its bundle come together, or neither does"
+        raise HbenchError("datarepo-conflict", message, path=path)
     _board_header(state, run.board)
-    state = state.put({path: dumps(run.to_json_dict())})
+    files = {path: dumps(run.to_json_dict())}
+    if run.signature is not None and bundle is not None:
+        files[run.signature.bundle] = bundle if bundle.endswith("\n") else bundle + "\n"
+    state = state.put(files)
     event = AuditEvent(
         change=change.id, time=change.at, action="publish", board=run.board, run=run.id
     )
