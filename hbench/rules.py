@@ -444,6 +444,7 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("action-environment-missing", 422, "The step ran outside a GitHub Actions job"),
         ("action-oidc-unavailable", 422, "The job can't request an OIDC token"),
         ("action-oidc-failed", 422, "The runner gave no OIDC token"),
+        ("action-sign-failed", 422, "Sigstore did not sign the job's digest"),
         ("action-env-missing", 422, "A variable the run needs is not set"),
         ("action-run-failed", 422, "The run failed or left no sealed job"),
         ("action-image-unavailable", 422, "No runner image is here, nor can one be built"),

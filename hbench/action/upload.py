@@ -6,7 +6,9 @@ is printed. Beside a run token goes a fresh OIDC token of the same job, requeste
 before the upload with the service as its audience (`authorization: Bearer <jwt>`): the
 service checks it names the same workflow run, attempt, workflow release and runner as
 the token that issued the run, which binds the upload to that run (`oidc-upload-mismatch`
-otherwise). A job without `id-token: write` uploads with the run token alone. A refusal
+otherwise). A job without `id-token: write` uploads with the run token alone. With `sign`,
+the sealed manifest's digest is signed first, as a Sigstore bundle beside the manifest
+(`hbench.action.sign`); a job that can't be signed is uploaded unsigned. A refusal
 becomes one `::error::` annotation per problem, each ending with the service's rule code
 and the fix.
 """
@@ -23,6 +25,7 @@ from typing import Any
 from hbench.action import abandon
 from hbench.action.oidc import id_token_available, request_id_token
 from hbench.action.protocol import Actions, Inputs, run_step
+from hbench.action.sign import sign_job
 from hbench.action.summary import job_summary
 from hbench.errors import HbenchError, Problem
 from hbench.issue import RUN_FILE, UPLOADS_PATH
@@ -158,6 +161,10 @@ def upload(actions: Actions, inputs: Inputs, environ: Mapping[str, str]) -> None
         actions.notice("hbench: not uploaded", f"`upload` is false; the job stays at {job_dir}")
         actions.summary(job_summary(job, details, None, None, runner=runner))
         return
+
+    if inputs.boolean("sign", default=False):
+        trust_config = inputs.get("sigstore-trust-config")
+        sign_job(actions, job_dir, environ, Path(trust_config) if trust_config else None)
 
     def request_headers() -> dict[str, str]:
         if RUN_TOKEN_HEADER not in headers:

@@ -65,9 +65,10 @@ def test_every_sandbox_variable_is_documented_by_sandbox() -> None:
 WORKFLOW_ONLY = {
     "runs-on", "timeout-minutes", "resume", "shards", "shard-runs-on", "shard-timeout-minutes"
 }  # fmt: skip
-SET_BY_THE_WORKFLOW = {"api-token", "image", "resume-dir", "shard"}
+SET_BY_THE_WORKFLOW = {"api-token", "image", "resume-dir", "shard", "sigstore-trust-config"}
 """The Action's inputs the workflow's caller can't give: a secret, and what the workflow
-decides itself (its own commit's image, the downloaded artifact's folder)."""
+decides itself (its own commit's image, the downloaded artifact's folder, Sigstore's
+public instance to sign with)."""
 
 
 def test_the_reusable_workflow_mirrors_the_action_and_takes_no_code_from_its_caller() -> None:
@@ -82,7 +83,8 @@ def test_the_reusable_workflow_mirrors_the_action_and_takes_no_code_from_its_cal
     assert job["permissions"] == {"id-token": "write", "contents": "read", "actions": "read"}
     step = next(s for s in job["steps"] if s.get("id") == "hbench")
     assert step["uses"] == "./.hbench-action"
-    assert set(step["with"]) == set(action["inputs"]) - {"image", "shard"}
+    # Signed with Sigstore's public instance, never another the caller names.
+    assert set(step["with"]) == set(action["inputs"]) - {"image", "shard", "sigstore-trust-config"}
     assert set(step["env"]) == {"HBENCH_EXTRA_ENV", *PASSED_BY_NAME}
     assert set(job["outputs"]) == set(action["outputs"])
 
@@ -101,7 +103,8 @@ def test_sharded_jobs_issue_run_a_matrix_of_shards_and_report_the_merged_run() -
     assert "inputs.shard-timeout-minutes" in shard["timeout-minutes"]
     step = next(s for s in shard["steps"] if s.get("id") == "hbench")
     assert step["uses"] == "./.hbench-action"
-    assert set(step["with"]) == set(action["inputs"]) - {"image"}
+    # A shard is not signed: the merged job the service forms carries no signature.
+    assert set(step["with"]) == set(action["inputs"]) - {"image", "sign", "sigstore-trust-config"}
     assert step["with"]["shard"] == "${{ matrix.shard.run_id }}"
     assert step["env"] == next(s for s in jobs["run"]["steps"] if s.get("id") == "hbench")["env"]
     assert jobs["report"]["needs"] == ["issue", "shard"]

@@ -200,17 +200,17 @@ class LocalSigstore:
     def certificate(
         self,
         identity: SigningIdentity,
-        key: ec.EllipticCurvePrivateKey,
+        key: ec.EllipticCurvePrivateKey | ec.EllipticCurvePublicKey,
         *,
         issued_at: datetime,
         lifetime: timedelta = timedelta(minutes=10),
     ) -> x509.Certificate:
-        """A Fulcio-shaped leaf for `key`, with its SCT embedded."""
+        """A Fulcio-shaped leaf for `key` (or its public half), with its SCT embedded."""
         builder = (
             x509.CertificateBuilder()
             .subject_name(x509.Name([]))
             .issuer_name(self.ca_cert.subject)
-            .public_key(key.public_key())
+            .public_key(_public(key))
             .serial_number(x509.random_serial_number())
             .not_valid_before(issued_at)
             .not_valid_after(issued_at + lifetime)
@@ -229,7 +229,7 @@ class LocalSigstore:
                 critical=True,
             )
             .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CODE_SIGNING]), False)
-            .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), False)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(_public(key)), False)
             .add_extension(
                 x509.AuthorityKeyIdentifier.from_issuer_public_key(self.ca_key.public_key()),
                 critical=False,
@@ -317,6 +317,12 @@ class LocalSigstore:
         }
         return json.dumps(bundle, indent=2)
 
+    def log_entry(
+        self, cert: x509.Certificate, signature: bytes, digest: bytes, at: datetime
+    ) -> dict[str, Any]:
+        """The log's entry for a signature over `digest` by `cert`'s key, taken at `at`."""
+        return self._log_entry(cert, signature, digest, at, self.log_key)
+
     def _log_entry(
         self,
         cert: x509.Certificate,
@@ -373,6 +379,12 @@ class LocalSigstore:
     def other(self) -> LocalSigstore:
         """Another instance with its own keys: what it signs, this root does not trust."""
         return LocalSigstore(now=self.now)
+
+
+def _public(
+    key: ec.EllipticCurvePrivateKey | ec.EllipticCurvePublicKey,
+) -> ec.EllipticCurvePublicKey:
+    return key.public_key() if isinstance(key, ec.EllipticCurvePrivateKey) else key
 
 
 def _prehashed() -> Prehashed:

@@ -10,7 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import jwt
 import pytest
 from sqlalchemy import select
 
@@ -24,7 +23,8 @@ from sitebuild import page
 from sitebuild.audit import audit_data_repo
 from sitebuild.audit_signatures import SignaturePolicy
 from tests.fakes.github import FakeGitHub
-from tests.support.sigstore_local import LocalSigstore, SigningIdentity
+from tests.support.sigstore_local import LocalSigstore
+from tests.support.sigstore_server import identity_of
 
 from ..bench.conftest import sealed
 from ..bench.jobs import SealedJob, packed
@@ -48,22 +48,6 @@ def github_mode(github_mode: Settings, local_sigstore: LocalSigstore, tmp_path: 
             "trusted_workflows": (f"{RELEASE}={RELEASED_AT}",),
             "sigstore_trusted_root": root,
         }
-    )
-
-
-def identity_of(token: str) -> SigningIdentity:
-    """What Fulcio would certify for the job this OIDC token is of."""
-    claims: dict[str, Any] = jwt.decode(token, options={"verify_signature": False})
-    return SigningIdentity(
-        job_workflow_ref=claims["job_workflow_ref"],
-        job_workflow_sha=claims["job_workflow_sha"],
-        repository=claims["repository"],
-        sha=claims["sha"],
-        ref=claims["ref"],
-        run_id=int(claims["run_id"]),
-        run_attempt=int(claims["run_attempt"]),
-        runner_environment=claims["runner_environment"],
-        issuer=claims["iss"],
     )
 
 
