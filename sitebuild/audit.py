@@ -28,13 +28,18 @@ from pydantic import JsonValue, TypeAdapter, ValidationError
 from hbench.errors import HbenchError
 from registry.datarepo import layout
 from registry.datarepo.boards import header_of, price_for, recompute
-from registry.datarepo.models import AuditEvent, IssuedRuns, PublishedRun
+from registry.datarepo.models import AuditEvent, IssuedRuns, PublishedRun, PushedRun
 from registry.datarepo.state import RepoState, registry_of
 from registry.jsonfile import dumps_table
 from registry.loader import Registry
 from registry.placement import OpenBoard
 from sitebuild.audit_diff import ABSENT, Difference, field_name, json_differences
-from sitebuild.audit_runs import issued_differences, log_differences, run_differences
+from sitebuild.audit_runs import (
+    issued_differences,
+    log_differences,
+    pushed_log_differences,
+    run_differences,
+)
 from sitebuild.audit_signatures import SignaturePolicy, signature_differences
 from sitebuild.build import Builder
 from sitebuild.source import DataFiles, read_data_repo
@@ -161,6 +166,9 @@ def audit_files(
         # dumps_table writes one row per line, four spaces in.
         entries += board_rows.count("\n    {") if board_rows is not None else 0
     differences += log_differences(all_runs, events)
+    pushed, bad_pushed = _pushed(files)
+    differences += bad_pushed
+    differences += pushed_log_differences(pushed, events)
     differences += signature_differences(all_runs, files, signing)
     return Recomputed(rows, differences, len(boards), len(all_runs), entries)
 
@@ -347,6 +355,17 @@ def _runs(
             first = error.errors()[0]
             where = ".".join(map(str, first["loc"]))
             invalid.append(_invalid(path, layout.board_of_path(path), f"{first['msg']} at {where}"))
+    return runs, invalid
+
+
+def _pushed(files: DataFiles) -> tuple[list[tuple[str, PushedRun]], list[Difference]]:
+    """The pushed runs' records; one that can't be read reported and left out."""
+    runs, invalid = [], []
+    for path in sorted(p for p in files if p.startswith(layout.PUSHED_DIR + "/")):
+        try:
+            runs.append((path, PushedRun.model_validate_json(files.raw(path))))
+        except ValidationError as error:
+            invalid.append(_invalid(path, None, str(error.errors()[0]["msg"])))
     return runs, invalid
 
 

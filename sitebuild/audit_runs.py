@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pydantic import JsonValue
 
 from registry.datarepo import layout
-from registry.datarepo.models import AuditEvent, IssuedRuns, PublishedRun
+from registry.datarepo.models import AuditEvent, IssuedRuns, PublishedRun, PushedRun
 from registry.schema import Benchmark
 from sitebuild.audit_diff import Difference
 
@@ -80,6 +80,29 @@ def log_differences(
                 board=run.board, item=run.id,
                 note=f"the run says taken down for {run.take_down_reason}, the audit log "
                 f"for {reason}",
+            )  # fmt: skip
+
+
+def pushed_log_differences(
+    pushed: Iterable[tuple[str, PushedRun]], events: Sequence[AuditEvent]
+) -> Iterator[Difference]:
+    """Each pushed run taken down whose take-down the audit log lacks, or gives another
+    reason for (a pushed run is on no board: its line names none)."""
+    reasons = {e.run: e.reason for e in events if e.action == "take_down" and e.board is None}
+    for path, run in pushed:
+        if run.status != "taken_down":
+            continue
+        if run.id not in reasons:
+            yield Difference(
+                "audit-log-missing", path, "audit", None, "take_down", item=run.id,
+                note="the audit log has no take_down line for the pushed run",
+            )  # fmt: skip
+        elif reasons[run.id] != run.take_down_reason:
+            yield Difference(
+                "audit-log-missing", path, "takeDownReason", run.take_down_reason,
+                reasons[run.id], item=run.id,
+                note=f"the pushed run says taken down for {run.take_down_reason}, the audit "
+                f"log for {reasons[run.id]}",
             )  # fmt: skip
 
 

@@ -194,6 +194,10 @@ def _audit_links(site: SiteData, events: Sequence[AuditEvent]) -> dict[str, str]
     """Site paths of the boards and runs the events name, where those pages exist."""
     links = {}
     for event in events:
+        if event.board is None:  # a pushed run's
+            if event.run and layout.pushed_run_file(event.run) in site.files:
+                links[f"/{event.run}"] = page.pushed_run(event.run)
+            continue
         if event.board in site.boards:
             links[event.board] = page.board(event.board)
         if event.run and layout.run_file(event.board, event.run) in site.files:
@@ -211,10 +215,13 @@ def _event_rows(events: Sequence[AuditEvent], links: dict[str, str]) -> Markup:
     boards: dict[str, Markup] = {}  # a few hundred boards among thousands of events
     rows = []
     for e in events:
-        board = boards.get(e.board)
+        slug = e.board or ""
+        board = boards.get(slug)
         if board is None:
-            board = boards[e.board] = _linked(e.board, links.get(e.board))
-        run = _linked(e.run, links.get(f"{e.board}/{e.run}")) if e.run else ""
+            board = boards[slug] = (
+                _linked(slug, links.get(slug)) if slug else html("{text}", text="pushed run")
+            )
+        run = _linked(e.run, links.get(f"{slug}/{e.run}")) if e.run else ""
         stamp = iso(e.time)
         rows.append(
             html(

@@ -182,7 +182,11 @@ class AuditEvent(Record):
     change: str = Field(min_length=1, max_length=100, description="The change's id.")
     time: datetime
     action: AuditAction
-    board: Slug
+    board: Slug | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The board; left out for a pushed run's take-down, which is on none.",
+    )
     run: RunId | None = None
     reason: TakeDownReason | None = None
     note: str | None = Field(default=None, max_length=500)

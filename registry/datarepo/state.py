@@ -217,7 +217,8 @@ def take_down_pushed_run(
     state: RepoState, run_id: str, *, reason: TakeDownReason, note: str | None, change: Change
 ) -> RepoState:
     """Take a pushed run down: its file keeps the record, marked with the reason and note,
-    and the site lists it no more. Taking it down again changes nothing."""
+    the audit log says so (on no board), and the site lists it no more. Taking it down
+    again changes nothing."""
     path = layout.pushed_run_file(run_id)
     text = state.get(path)
     if text is None:
@@ -229,7 +230,11 @@ def take_down_pushed_run(
         update={"status": "taken_down", "status_changed_at": change.at,
                 "take_down_reason": reason, "take_down_note": note}
     )  # fmt: skip
-    return state.put({path: dumps(down.to_json_dict())})
+    event = AuditEvent(
+        change=change.id, time=change.at, action="take_down", run=run_id, reason=reason,
+        note=note,
+    )  # fmt: skip
+    return record_audit_event(state.put({path: dumps(down.to_json_dict())}), event)
 
 
 def record_audit_event(state: RepoState, event: AuditEvent) -> RepoState:

@@ -17,6 +17,7 @@ from app.main import create_app
 from app.settings import Settings
 from registry.datarepo import layout
 from sitebuild import page
+from sitebuild.audit import audit_data_repo
 from sitebuild.runs import PROVES
 from tests.app.conftest import LOCAL, NO_REGRADES
 
@@ -128,6 +129,19 @@ def test_a_maintainer_takes_a_pushed_run_off_the_site_and_out_of_the_counts(
         "taken_down", "score-cannot-be-right", note,
     )  # fmt: skip
     assert "status" not in json.loads((checkout / layout.pushed_run_file(kept["id"])).read_text())
+    (line,) = [
+        json.loads(text)
+        for log in (checkout / "audit").glob("*.jsonl")
+        for text in log.read_text().splitlines()
+        if json.loads(text).get("run") == bad["id"]
+    ]
+    assert (line["action"], line["reason"], line["note"]) == (
+        "take_down",
+        "score-cannot-be-right",
+        note,
+    )
+    assert "board" not in line  # a pushed run is on no board
+    assert audit_data_repo(checkout).agrees
     rebuild_site(settings)
 
     listed = client.get(f"/site/{page.pushed_runs()}").text
@@ -140,3 +154,5 @@ def test_a_maintainer_takes_a_pushed_run_off_the_site_and_out_of_the_counts(
     assert (panel["runCount"], panel["median"]) == (1, 70)
     (api,) = client.get("/v1/bench/reproduced", params={"benchmark": "mmlu-pro"}).json()["data"]
     assert (api["runCount"], api["median"]) == (1, 70)
+    audit_page = client.get(f"/site/{page.audit_month(line['time'][:7])}").text
+    assert bad["id"] in audit_page and "pushed run" in audit_page
