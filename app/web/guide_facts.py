@@ -190,6 +190,9 @@ PUBLIC_FIELDS: dict[str, str] = {
     "redaction_rules": "For each redaction rule, how many values it replaced over the whole job.",
     "files_deleted_at": "When its owner deleted the job: the score stays as it was, and its "
     "files can no longer be downloaded.",
+    "signature": "Who signed the manifest's digest, when the job was signed on GitHub Actions: "
+    "the workflow and its commit, the repository and run, the transparency log's entry, and "
+    "where the signature itself is kept so anyone can check it again.",
 }
 """Every field of a published run's record, in the guide's words (a test holds this to
 `PublishedRun`)."""
