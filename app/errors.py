@@ -10,7 +10,7 @@ request validation, routing, or a bug)::
 `errors` lists every problem, not only the first; `path` names the field or file a problem
 concerns, when there is one; `help` is the first code's entry on the service's
 Troubleshooting page. `tests/app/test_error_shape.py` pins the shape. Each code's HTTP
-status is the catalogue's (`hbench.rules`).
+status is the catalogue's (`hbench.codes`).
 
 The runs API under `/v1` keeps the shape of the skill document it implements
 (`../shared/spec/benchhub-skill.md`), `{"error": {"code", "message", "details", "type"}}`;
@@ -37,8 +37,8 @@ from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
+from hbench.codes import Area, codes, guide_link, status_of
 from hbench.errors import HbenchError, Problem
-from hbench.rules import Area, codes, guide_link, status_of
 
 logger = logging.getLogger(__name__)
 

@@ -1,10 +1,10 @@
-"""The one error type of hbench: every refusal carries a stable rule code from `hbench.rules`."""
+"""The one error type of hbench: every refusal carries a stable rule code from `hbench.codes`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hbench.rules import RULE_CODES, docs_link
+from hbench.codes import CODE_NAMES, docs_link
 
 
 @dataclass(frozen=True)
@@ -16,8 +16,8 @@ class Problem:
     path: str | None = None
 
     def __post_init__(self) -> None:
-        if self.code not in RULE_CODES:
-            raise ValueError(f"unknown rule code {self.code!r}; add it to hbench/rules.py and docs")
+        if self.code not in CODE_NAMES:
+            raise ValueError(f"unknown rule code {self.code!r}; add it to hbench/codes.py and docs")
 
     @property
     def detail(self) -> str:

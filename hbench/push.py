@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hbench import __version__
+from hbench.codes import CODE_NAMES
 from hbench.errors import HbenchError, Problem
-from hbench.rules import RULE_CODES
 
 if TYPE_CHECKING:
     import httpx
@@ -163,7 +163,7 @@ def refusal(url: str, status: int, answer: Any, text: str) -> HbenchError:
     details = error.get("details")
     listed = details if isinstance(details, list) else []
     problems = [detail_problem(code, d) for d in listed if isinstance(d, dict)]
-    head = Problem(code, f"{message} (HTTP {status})") if code in RULE_CODES else None
+    head = Problem(code, f"{message} (HTTP {status})") if code in CODE_NAMES else None
     if head is None:
         head = Problem("push-refused", f"{message} (HTTP {status}) [{code or 'no code'}]")
     return HbenchError.from_problems([head, *problems])
@@ -172,4 +172,4 @@ def refusal(url: str, status: int, answer: Any, text: str) -> HbenchError:
 def detail_problem(code: str, detail: dict[str, Any]) -> Problem:
     path = ".".join(str(part) for part in detail.get("path") or []) or None
     message = str(detail.get("message") or "invalid")
-    return Problem(code if code in RULE_CODES else "push-refused", message, path)
+    return Problem(code if code in CODE_NAMES else "push-refused", message, path)

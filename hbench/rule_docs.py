@@ -1,7 +1,7 @@
 """docs/rule-codes.md read as data: its sections, and each code's paragraph split into what
 the code means and how to fix it.
 
-The page's shape is the catalogue's (`hbench.rules`): one `## <area title>` section per area,
+The page's shape is the catalogue's (`hbench.codes`): one `## <area title>` section per area,
 an optional introduction, then a `### \\`code\\`` heading and one paragraph per code, whose
 fix starts at `**Fix:**`. `tests/test_docs.py` holds the page to the catalogue through
 `read_rule_docs`, and the service's Troubleshooting page is made from what it returns.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from hbench.rules import DOCS_PAGE
+from hbench.codes import DOCS_PAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = "**Fix:**"

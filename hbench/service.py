@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from hbench import __version__
+from hbench.codes import CODE_NAMES
 from hbench.errors import HbenchError, Problem
-from hbench.rules import RULE_CODES
 
 if TYPE_CHECKING:
     import httpx
@@ -24,7 +24,7 @@ TIMEOUT_SECONDS = 30.0
 def service_problem(code: object, message: object, *, refused: str) -> Problem:
     """One problem of a refusal: the service's own code, or `refused` for a code we lack."""
     text = str(message or "the service refused the request")
-    if isinstance(code, str) and code in RULE_CODES:
+    if isinstance(code, str) and code in CODE_NAMES:
         # The service's detail already ends with "(code)"; keep the sentence without it.
         return Problem(code, text.removesuffix(f" ({code})"))
     return Problem(refused, f"{text} [{code}]" if code else text)

@@ -19,8 +19,8 @@ from app.runs import schemas as runs
 from app.runs.policy import DAY
 from app.settings import Settings
 from app.v1.aggregates import CACHE_TTL
+from hbench.codes import CODE_NAMES
 from hbench.limits import MIB
-from hbench.rules import RULE_CODES
 from registry.placement import MAX_ATTEMPTS
 from registry.schema import ISSUED_ATTEMPTS
 from tests.spec.sentences import GUIDES, ROOT, Sentence, needs_guides, read_guide
@@ -142,7 +142,7 @@ def test_each_rule_code_a_sentence_names_is_ours_and_its_tests_check_it() -> Non
     for promise in promises().values():
         text = sentences()[promise.guide, promise.id].text
         for code in named_codes(text):
-            if code not in RULE_CODES | RUNS_API_CODES:
+            if code not in CODE_NAMES | RUNS_API_CODES:
                 problems.append(f"{promise.id}: {code} is no rule code")
             elif not any(code in module_source(t) for t in promise.tests):
                 problems.append(f"{promise.id}: no test of it names {code}")

@@ -11,7 +11,7 @@ from app.auth.dependencies import CurrentAccount, CurrentCaller, SessionAccount
 from app.auth.schemas import Me, TokenCreate, TokenCreated, TokenInfo, TokenList
 from app.dependencies import SessionDep
 from app.errors import error_responses
-from hbench.rules import Area
+from hbench.codes import Area
 
 router = APIRouter(prefix="/api", tags=["accounts"])
 

@@ -37,8 +37,8 @@ from app.errors import error_responses
 from app.registry import RegistryDep
 from app.settings import Settings
 from app.uploads.archive import ExtractedJob, extract
+from hbench.codes import Area
 from hbench.errors import HbenchError
-from hbench.rules import Area
 from registry.loader import Registry
 
 PART_DIGEST_HEADER = "hbench-part-sha256"

@@ -33,9 +33,9 @@ from app.registry import RegistryDep
 from app.regrade.plan import RegradeSetup
 from app.settings import Settings
 from app.uploads.archive import ExtractedJob, extract_async, scratch_folder
+from hbench.codes import Area
 from hbench.errors import HbenchError
 from hbench.limits import MIB
-from hbench.rules import Area
 from registry.loader import Registry
 
 GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip"})

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from app.checks.evidence import Evidence
 from app.checks.table import Check, Outcome, failed, passed, skipped
+from hbench.codes import named
 from hbench.errors import Problem
 from hbench.jobs.config import JobConfig
-from hbench.rules import named
 
 PROMPT_KWARG = "prompt_template_path"
 """The agent option through which Harbor's agents take a prompt template."""

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from app.checks.evidence import Evidence
+from hbench.codes import Code
 from hbench.errors import Problem
-from hbench.rules import Code
 
 Status = Literal["passed", "failed", "skipped"]
 
@@ -54,7 +54,7 @@ def failed(problems: Sequence[Problem]) -> Outcome:
 @dataclass(frozen=True)
 class Check:
     """One check: a stable name, what it checks in a line, the function that checks it, and
-    every rule code its failures can carry, as the catalogue's objects (`hbench.rules.named`;
+    every rule code its failures can carry, as the catalogue's objects (`hbench.codes.named`;
     a test holds each failure to them)."""
 
     name: str

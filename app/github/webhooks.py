@@ -43,8 +43,8 @@ from app.github.jobs import JobActionsDep
 from app.github.routing import Context, Event, EventRouter
 from app.http.bodies import WEBHOOK_MAX_BYTES
 from app.settings import Settings
+from hbench.codes import Area
 from hbench.errors import HbenchError
-from hbench.rules import Area
 
 log = logging.getLogger(__name__)
 

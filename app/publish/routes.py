@@ -37,8 +37,8 @@ from app.publish.schemas import (
     WithdrawnJob,
 )
 from app.registry import RegistryDep
+from hbench.codes import Area, codes
 from hbench.errors import HbenchError
-from hbench.rules import Area, codes
 
 WITHDRAW = codes(
     Area.AUTH, "bench-job-not-found", "job-not-published", "job-withdrawn", "job-taken-down"

@@ -24,8 +24,8 @@ from app.reports.schemas import (
     TakeDownRequest,
     TakenDown,
 )
+from hbench.codes import Area, codes
 from hbench.errors import HbenchError
-from hbench.rules import Area, codes
 
 MAINTAINER = codes(Area.AUTH, "maintainer-only", "request-invalid")
 TAKEDOWN = ("takedown-reason-unknown", "takedown-note-invalid", "takedown-run-not-public")

@@ -35,8 +35,8 @@ from app.runs.schemas import (
 )
 from app.runs.spec import Variable, execution_of, run_environment
 from app.runs.status import effective_status
+from hbench.codes import Area
 from hbench.errors import HbenchError
-from hbench.rules import Area
 
 DEFAULT_LIST_LIMIT = 100
 

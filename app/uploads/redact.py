@@ -1,7 +1,7 @@
 """Redaction: values in a job's text files that look like keys become `[REDACTED]`.
 
 The rules are gitleaks' default rules, vendored, and a few of our own
-(`app/uploads/rules/`, read by `app.uploads.redaction.rules`); the scanner
+(`app/uploads/rules/`, read by `app.uploads.redaction.patterns`); the scanner
 (`app.uploads.redaction.engine`) runs them all in one linear-time pass. Each rule names
 the part of its match that is the secret, so a key's name and the text around it stay.
 Values that only stand for a secret (`${VAR}` templates, `<placeholders>`, `[REDACTED]`
@@ -31,7 +31,7 @@ from hbench.errors import HbenchError
 from hbench.jobs.tree import scan
 
 from .redaction.engine import REACH, Finding, default_engine
-from .redaction.rules import Rule, default_ruleset
+from .redaction.patterns import Pattern, default_patterns
 
 REDACTED = "[REDACTED]"
 _REDACTED = REDACTED.encode()
@@ -47,9 +47,9 @@ assert REACH < OVERLAP  # noqa: S101 - a module invariant, checked once on impor
 Span = tuple[int, int]
 
 
-def rules() -> tuple[Rule, ...]:
+def rules() -> tuple[Pattern, ...]:
     """Every rule in use, in the order that names a secret two rules find."""
-    return default_ruleset().rules
+    return default_patterns().rules
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The user guide (`/guide/…`): how hbench works, in plain words, beside the pages it explains.
 
 Each number a guide page gives (caps, windows, limits) is read from the settings or the
-registry when the page is asked for, each rule code comes from `hbench.rules` (a code the
+registry when the page is asked for, each rule code comes from `hbench.codes` (a code the
 catalogue lacks fails the page), and each command is made by the function that prints it
 (`hbench.issue`, `app.web.run`) or checked against the `hbench` CLI by the guide's tests
 (`tests/app/web/test_guide.py`); `app/web/guide_facts.py` gathers them. Troubleshooting,
@@ -33,7 +33,7 @@ from app.web.guide_facts import (
     source_types,
 )
 from app.web.pages import Page, PageDep, rule_code
-from hbench.rules import GUIDE_PATH, RULE_CODES
+from hbench.codes import CODE_NAMES, GUIDE_PATH
 from registry.loader import Registry
 
 router = APIRouter(include_in_schema=False)
@@ -101,8 +101,8 @@ BY_SLUG = {page.slug: page for page in GUIDE}
 def rule(code: str) -> Markup:
     """A rule code as the guide shows it, linked to its Troubleshooting entry. A code the
     catalogue doesn't hold is a mistake in the guide, so the page fails rather than show it."""
-    if code not in RULE_CODES:
-        raise ValueError(f"the guide names {code!r}, which hbench/rules.py does not hold")
+    if code not in CODE_NAMES:
+        raise ValueError(f"the guide names {code!r}, which hbench/codes.py does not hold")
     return rule_code(code)
 
 

@@ -30,8 +30,8 @@ from app.reports import policy as reports_policy
 from app.settings import Settings
 from app.web import csrf
 from hbench import __version__
+from hbench.codes import guide_link
 from hbench.errors import HbenchError, Problem
-from hbench.rules import guide_link
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATIC = Path(__file__).parent / "static"

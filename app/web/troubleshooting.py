@@ -1,7 +1,7 @@
 """Troubleshooting (`/guide/troubleshooting`): every rule code, what it means and how to fix
 it, one entry per code at `#<code>`.
 
-The page is made from the catalogue (`hbench.rules`: each code's area, status and summary)
+The page is made from the catalogue (`hbench.codes`: each code's area, status and summary)
 and from docs/rule-codes.md (each code's paragraph), so it names every code the service
 knows. The API's error envelope links a code's entry in `help`, and the pages link each
 code they show to it.
@@ -19,8 +19,8 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from app.web.pages import PageDep
+from hbench.codes import CATALOGUE, CODES, DOCS_PAGE, GUIDE_PATH, Area, Code
 from hbench.rule_docs import CodeDoc, SectionDoc, read_rule_docs
-from hbench.rules import CATALOGUE, DOCS_PAGE, GUIDE_PATH, RULES, Area, Code
 
 router = APIRouter(include_in_schema=False)
 
@@ -63,7 +63,7 @@ def page_tokens(children: list[Token]) -> list[Token]:
     out: list[Token] = []
     doc: str | None = None
     for child in children:
-        if child.type == "code_inline" and child.content in RULES:
+        if child.type == "code_inline" and child.content in CODES:
             link = Markup('<a href="#{0}"><code>{0}</code></a>').format(child.content)
             out.append(Token("html_inline", "", 0, content=str(link)))
         elif child.type == "link_open" and is_docs_file(str(child.attrs.get("href", ""))):
@@ -104,7 +104,7 @@ def sections_of(docs: tuple[SectionDoc, ...]) -> tuple[Section, ...]:
         missing = [code for code, _, _ in CATALOGUE[area] if code not in paragraphs]
         if missing:
             raise LookupError(f"{DOCS_PAGE} does not explain {missing} under {area.title!r}")
-        entries = tuple(entry(RULES[code], paragraphs[code]) for code, _, _ in CATALOGUE[area])
+        entries = tuple(entry(CODES[code], paragraphs[code]) for code, _, _ in CATALOGUE[area])
         sections.append(Section(area, rendered(doc.intro), entries))
     return tuple(sections)
 

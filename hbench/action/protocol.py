@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
+from hbench.codes import docs_link
 from hbench.errors import HbenchError, Problem
-from hbench.rules import docs_link
 
 TRUE = {"true", "yes", "1", "on"}
 FALSE = {"false", "no", "0", "off", ""}

@@ -33,7 +33,7 @@ TITLE = "hbench: this workflow can't find its own code"
 
 
 class SourceError(Exception):
-    """A failure with its rule code (each in hbench/rules.py and docs/rule-codes.md)."""
+    """A failure with its rule code (each in hbench/codes.py and docs/rule-codes.md)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{message} ({code})")

@@ -11,8 +11,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from hbench.codes import docs_link
 from hbench.errors import HbenchError, Problem
-from hbench.rules import docs_link
 
 if TYPE_CHECKING:
     from hbench.jobs.manifest import Manifest

@@ -16,7 +16,7 @@ import yaml
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from hbench.action import workflow_source
-from hbench.rules import RULE_CODES
+from hbench.codes import CODE_NAMES
 from tests.action.conftest import ROOT, WORKFLOW, WORKFLOW_SHA, TokenEndpoint, token_endpoint
 from tests.action.runner import read_file_command
 from tests.fakes.github import FakeGitHub
@@ -121,7 +121,7 @@ def test_the_module_speaks_only_documented_codes() -> None:
     codes = {"action-oidc-unavailable", "action-oidc-failed", "action-workflow-source-unknown"}
     text = MODULE.read_text()
     assert all(f'"{code}"' in text for code in codes)
-    assert codes <= RULE_CODES
+    assert codes <= CODE_NAMES
 
 
 def test_the_checkout_is_of_that_repository_at_that_commit() -> None:

@@ -12,8 +12,8 @@ from app.auth.tokens import new_api_token
 from app.errors import envelope, status_for
 from app.main import create_app
 from app.settings import Settings
+from hbench.codes import CODE_NAMES, CODES, GUIDE_PATH
 from hbench.errors import HbenchError, Problem
-from hbench.rules import GUIDE_PATH, RULE_CODES, RULES
 
 from .conftest import LOCAL, REMOTE, bearer
 
@@ -33,7 +33,7 @@ def assert_envelope(answer: Any, status: int, code: str) -> dict[str, Any]:
     assert body["errors"], "errors lists at least the first problem"
     for error in body["errors"]:
         assert set(error) == {"code", "message", "path"}
-        assert error["code"] in RULE_CODES
+        assert error["code"] in CODE_NAMES
         assert isinstance(error["message"], str) and error["message"]
     assert body["errors"][0]["code"] == code
     assert body["detail"].startswith(body["errors"][0]["message"])
@@ -152,10 +152,10 @@ def test_pages_outside_the_api_keep_their_own_errors(calls: Any) -> None:
 
 
 def test_each_codes_status_is_the_catalogues() -> None:
-    assert all(status_for(code) == rule.status for code, rule in RULES.items())
+    assert all(status_for(code) == rule.status for code, rule in CODES.items())
     assert status_for("manifest-file-changed") == 422
     assert status_for("auth-required") == 401
-    assert all(400 <= rule.status < 600 for rule in RULES.values())
+    assert all(400 <= rule.status < 600 for rule in CODES.values())
 
 
 def test_an_errors_help_is_an_entry_on_the_troubleshooting_page(calls: Any) -> None:

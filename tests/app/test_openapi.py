@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from hbench.rules import RULES
+from hbench.codes import CODES
 
 ENVELOPE = {"$ref": "#/components/schemas/ErrorEnvelope"}
 
@@ -72,7 +72,7 @@ def test_each_documented_code_is_under_its_catalogue_status(client: TestClient) 
         for status, answer in operation["responses"].items():
             if status[0] in "45":
                 for code in re.findall(r"`([a-z0-9_-]+)`", answer["description"]):
-                    assert RULES[code].status == int(status), (method, path, code)
+                    assert CODES[code].status == int(status), (method, path, code)
 
 
 def test_the_error_schema_carries_the_help_address(client: TestClient) -> None:

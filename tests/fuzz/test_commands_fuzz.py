@@ -25,7 +25,7 @@ from app.github.commands import (
     parse_comment,
     parse_line,
 )
-from hbench.rules import RULE_CODES
+from hbench.codes import CODE_NAMES
 
 from .conftest import fuzz_settings
 
@@ -56,7 +56,7 @@ def assert_well_formed(parsed: list[Command | CommandError], text: str) -> None:
     assert len(parsed) == len(command_lines(text))
     for index, item in enumerate(parsed):
         if isinstance(item, CommandError):
-            assert item.code in CODES and item.code in RULE_CODES
+            assert item.code in CODES and item.code in CODE_NAMES
             assert (item.code == "command-too-many") == (index >= MAX_COMMANDS)
             # A refusal is quoted back in a reply: one line, whatever was sent.
             assert "\n" not in item.message and "\r" not in item.message

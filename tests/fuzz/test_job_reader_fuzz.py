@@ -22,10 +22,10 @@ from typing import Any
 from hypothesis import event, given
 from hypothesis import strategies as st
 
+from hbench.codes import CODE_NAMES
 from hbench.errors import HbenchError, Problem
 from hbench.jobs.manifest import MANIFEST_NAME, verify
 from hbench.jobs.reader import completeness_problems, read_job
-from hbench.rules import RULE_CODES
 from tests.app.bench.jobs import SealedJob
 
 from .conftest import fuzz_settings
@@ -164,7 +164,7 @@ def written(name: str, files: Files, extra: list[tuple[str, str]]) -> Iterator[P
 
 
 def assert_problems(problems: list[Problem]) -> None:
-    assert all(isinstance(p, Problem) and p.code in RULE_CODES for p in problems)
+    assert all(isinstance(p, Problem) and p.code in CODE_NAMES for p in problems)
     for problem in problems:
         event(f"problem {problem.code}")
 
@@ -188,7 +188,7 @@ def test_fuzz_damaged_jobs_are_read_or_refused_with_a_code(
         try:
             parsed = read_job(job)
         except HbenchError as error:
-            assert error.problems and all(p.code in RULE_CODES for p in error.problems)
+            assert error.problems and all(p.code in CODE_NAMES for p in error.problems)
             event(f"refused {error.code}")
         else:
             event("read")
@@ -212,7 +212,7 @@ def test_a_folder_where_lock_json_should_be_is_a_problem_not_a_crash(sealed: Sea
     with written(sealed.path.name, files, [("dir", "lock.json")]) as job:
         problems = verify(job)
         assert {p.code for p in problems} >= {"manifest-file-missing"}
-        assert all(p.code in RULE_CODES for p in problems)
+        assert all(p.code in CODE_NAMES for p in problems)
         # The reader takes any folder for a trial: this one has no result.
         gaps = completeness_problems(read_job(job))
         assert [p.code for p in gaps] == ["trial-result-missing"]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import re2
 
-from .rules import Allowlist, Rule, RuleSetError
+from .patterns import Allowlist, Pattern, PatternSetError
 from .values import (
     entropy,
     holds_identifiers,
@@ -98,7 +98,7 @@ def compile_re2(pattern: str, where: str) -> re2._Regexp:
     try:
         return re2.compile(pattern.encode(), _LATIN1)
     except re2.error as error:
-        raise RuleSetError(f"{where}: RE2 can't compile {pattern!r}: {error}") from error
+        raise PatternSetError(f"{where}: RE2 can't compile {pattern!r}: {error}") from error
 
 
 class CompiledAllowlist:
@@ -131,7 +131,7 @@ class CompiledRule:
 
     _TOKEN_TAIL = compile_re2("[A-Za-z0-9_-]{0,512}", "token tail")._regexp
 
-    def __init__(self, rule: Rule, shared: CompiledAllowlist) -> None:
+    def __init__(self, rule: Pattern, shared: CompiledAllowlist) -> None:
         self.rule = rule
         where = f"rule {rule.id}"
         regex = compile_re2(loosened(rule.regex), where)
@@ -274,10 +274,10 @@ class CompiledRule:
         return any(allow.allows(secret, line, whole) for allow in self.allowlists)
 
 
-def _pairs(rule: Rule, regex: re2._Regexp) -> tuple[tuple[int, int], ...]:
+def _pairs(rule: Pattern, regex: re2._Regexp) -> tuple[tuple[int, int], ...]:
     """Each value group of an assignment rule, with the name group before it."""
     names = sorted(i for g, i in regex.groupindex.items() if g.startswith(b"n"))
     values = sorted(i for g, i in regex.groupindex.items() if g.startswith(b"v"))
     if not names or not values or values[0] < names[0]:
-        raise RuleSetError(f"rule {rule.id}: an assignment needs groups n1.. before v1..")
+        raise PatternSetError(f"rule {rule.id}: an assignment needs groups n1.. before v1..")
     return tuple((max(n for n in names if n < v), v) for v in values)

@@ -35,8 +35,8 @@ import hyperscan
 
 from .checks import CompiledAllowlist, CompiledRule, Spans
 from .compiled import compiled  # once per machine, then read back
+from .patterns import PatternSet, PatternSetError, default_patterns
 from .prefilter import hop_pattern, hyperscan_pattern
-from .rules import RuleSet, RuleSetError, default_ruleset
 
 REACH = 20 * 1024
 """The longest match found whole (a private key of 16 KiB fits, with its markers)."""
@@ -132,11 +132,11 @@ def _overlaps(union: list[tuple[int, int]], starts: list[int], start: int, end: 
 class Engine:
     """Finds the secrets in a text with one rule set; safe to share between threads."""
 
-    def __init__(self, ruleset: RuleSet) -> None:
-        self.ruleset = ruleset
-        shared = CompiledAllowlist(ruleset.allowlist, "global allowlist")
-        self.rules = tuple(CompiledRule(rule, shared) for rule in ruleset.rules)
-        self._patterns = tuple(hyperscan_pattern(r).encode() for r in ruleset.rules)
+    def __init__(self, patterns: PatternSet) -> None:
+        self.patterns = patterns
+        shared = CompiledAllowlist(patterns.allowlist, "global allowlist")
+        self.rules = tuple(CompiledRule(rule, shared) for rule in patterns.rules)
+        self._patterns = tuple(hyperscan_pattern(r).encode() for r in patterns.rules)
         self._scan = self._compile_all()
         self._hops: dict[int, hyperscan.Database] = {}
         self._lock = threading.Lock()
@@ -146,11 +146,11 @@ class Engine:
         try:
             return compiled(self._patterns, hyperscan.HS_FLAG_SINGLEMATCH)
         except hyperscan.HyperscanError:
-            for rule, pattern in zip(self.ruleset.rules, self._patterns, strict=True):
+            for rule, pattern in zip(self.patterns.rules, self._patterns, strict=True):
                 try:
                     compiled([pattern], hyperscan.HS_FLAG_SINGLEMATCH)
                 except hyperscan.HyperscanError as error:
-                    raise RuleSetError(
+                    raise PatternSetError(
                         f"rule {rule.id}: Hyperscan can't compile {pattern.decode()!r}: {error}"
                     ) from error
             raise
@@ -274,7 +274,7 @@ class Engine:
                     # The rule's own regex, not its prefilter: a hop stops at the first
                     # match, so the exact regex costs little even on a run of matches,
                     # and reports no match that RE2 then has to search for in vain.
-                    exact = hop_pattern(self.ruleset.rules[index]).encode()
+                    exact = hop_pattern(self.patterns.rules[index]).encode()
                     database = self._hops[index] = compiled([exact], 0)
         return database
 
@@ -401,4 +401,4 @@ def default_engine() -> Engine:
 
 @cache
 def _default_engine() -> Engine:
-    return Engine(default_ruleset())
+    return Engine(default_patterns())

@@ -15,7 +15,7 @@ make work there.
 
 from __future__ import annotations
 
-from .rules import Rule
+from .patterns import Pattern
 
 MIN_LITERAL = 5
 """Shorter literals are too common (`sk-` in `task-1`) to stand for a rule."""
@@ -84,7 +84,7 @@ def _class_after(rest: str) -> str:
     return rest[: i + 1] if i < len(rest) else ""
 
 
-def hyperscan_pattern(rule: Rule) -> str:
+def hyperscan_pattern(rule: Pattern) -> str:
     """The regex Hyperscan's pass uses for `rule`."""
     if rule.prefilter:
         return rule.prefilter
@@ -97,7 +97,7 @@ def hyperscan_pattern(rule: Rule) -> str:
     return flags + boundary + literal + _class_after(rest)
 
 
-def hop_pattern(rule: Rule) -> str:
+def hop_pattern(rule: Pattern) -> str:
     """The regex a hop (the search for a rule's next match) scans with: the rule's own,
     less a start of text (`(?:^|\\n)` becomes `(?:\\n)`). A hop scans a slice that starts
     one byte before where the last match ended, never at the text's start, and to

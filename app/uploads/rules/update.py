@@ -67,15 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     licence_file.write_text(licence, encoding="utf-8")
 
     from app.uploads.redaction.engine import Engine  # noqa: PLC0415 - after the files are written
-    from app.uploads.redaction.rules import RuleSetError, load_ruleset  # noqa: PLC0415
+    from app.uploads.redaction.patterns import PatternSetError, load_patterns  # noqa: PLC0415
 
     try:
-        ruleset = load_ruleset(gitleaks=vendored)
-        Engine(ruleset).check()  # every rule, with RE2 and Hyperscan
-    except RuleSetError as error:
+        patterns = load_patterns(gitleaks=vendored)
+        Engine(patterns).check()  # every rule, with RE2 and Hyperscan
+    except PatternSetError as error:
         print(f"{vendored} is written, but can't be used as it is: {error}", file=sys.stderr)
         return 1
-    print(f"gitleaks {ref} ({commit[:12]}): {len(new)} rules, {len(ruleset.rules)} in use")
+    print(f"gitleaks {ref} ({commit[:12]}): {len(new)} rules, {len(patterns.rules)} in use")
     for label, ids in (("added", new - old), ("removed", old - new)):
         if ids:
             print(f"{label}: {', '.join(sorted(ids))}")

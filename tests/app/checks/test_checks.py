@@ -12,11 +12,11 @@ from app.checks.board_checks import BOARD_CHECKS
 from app.checks.evidence import Evidence, IssuedSpec
 from app.checks.store_checks import CHECKS, STORE_CHECKS, Checked
 from app.checks.table import MAX_PROBLEMS_PER_CHECK, Check, Outcome, Report, failed, run_table
+from hbench.codes import CODES, named
 from hbench.digest import spec_digest
 from hbench.errors import Problem
 from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS, JobConfig, RetrySettings
 from hbench.jobs.models import LoggedRetry
-from hbench.rules import RULES, named
 from registry.placement import Placement
 from tests.app.bench.jobs import SealedJob
 
@@ -83,7 +83,7 @@ def test_every_entry_names_its_codes_from_the_catalogue() -> None:
     assert len({check.name for check in CHECKS}) == len(CHECKS)
     for check in CHECKS:
         assert check.codes, check.name
-        assert all(RULES[code.code] is code for code in check.codes), check.name
+        assert all(CODES[code.code] is code for code in check.codes), check.name
 
 
 def test_a_failure_with_a_code_its_entry_does_not_name_is_found(evidence: Evidence) -> None:

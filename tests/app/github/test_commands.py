@@ -24,7 +24,7 @@ from app.github.commands import (
     parse_comment,
     parse_line,
 )
-from hbench.rules import RULE_CODES
+from hbench.codes import CODE_NAMES
 
 JOB_ID = "0b7e3f5c-8f1a-4a51-9f7e-2d7c1f3a9b10"
 
@@ -119,7 +119,7 @@ def test_a_job_named_by_id_reads_as_one() -> None:
 
 
 def test_the_parser_codes_are_rule_codes() -> None:
-    assert CODES <= RULE_CODES
+    assert CODES <= CODE_NAMES
 
 
 @given(st.text(max_size=500))

@@ -35,10 +35,10 @@ from app.uploads.archive import (
     extract_async,
     scratch_folder,
 )
+from hbench.codes import CODE_NAMES
 from hbench.errors import HbenchError
 from hbench.jobs.manifest import compare, seal
 from hbench.jobs.pack import pack
-from hbench.rules import RULE_CODES
 from tests.app.uploads.tarbuild import (
     GNU_MAGIC,
     end,
@@ -65,7 +65,7 @@ FUZZ_EXAMPLES = int(os.environ.get("HBENCH_FUZZ_EXAMPLES", "0")) or 150
 
 
 def test_every_archive_code_is_a_rule_code() -> None:
-    assert ARCHIVE_CODES <= RULE_CODES
+    assert ARCHIVE_CODES <= CODE_NAMES
 
 
 def digest(data: bytes) -> FileDigest:

@@ -30,8 +30,8 @@ from app.db.session import Database
 from app.main import create_app
 from app.settings import Settings
 from app.uploads.archive import ArchiveLimits, extract, scratch_folder
+from hbench.codes import CODE_NAMES
 from hbench.errors import HbenchError
-from hbench.rules import RULE_CODES
 from tests.app.conftest import LOCAL
 from tests.app.uploads.tarbuild import end, gz, header, member, pax
 from tests.app.uploads.test_archive import (
@@ -214,8 +214,8 @@ def test_fuzz_hostile_uploads_are_refused_with_a_code_and_nothing_is_stored(
     )
     assert 400 <= answer.status_code < 500, answer.text
     envelope = answer.json()
-    assert envelope["code"] in RULE_CODES and envelope["detail"].endswith(f"({envelope['code']})")
-    assert {error["code"] for error in envelope["errors"]} <= RULE_CODES
+    assert envelope["code"] in CODE_NAMES and envelope["detail"].endswith(f"({envelope['code']})")
+    assert {error["code"] for error in envelope["errors"]} <= CODE_NAMES
     event(envelope["code"])
     nothing_stored(settings_)
 
@@ -231,5 +231,5 @@ def test_a_folder_named_like_a_job_file_is_refused_not_a_crash(
         "/api/bench/uploads", content=body, headers={"content-type": "application/gzip"}
     )
     assert answer.status_code == 422, answer.text
-    assert answer.json()["code"] in RULE_CODES
+    assert answer.json()["code"] in CODE_NAMES
     nothing_stored(settings_)

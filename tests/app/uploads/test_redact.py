@@ -33,7 +33,7 @@ from app.uploads.redact import (
     redact_text,
     rules,
 )
-from app.uploads.redaction.rules import default_ruleset
+from app.uploads.redaction.patterns import default_patterns
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs" / "redaction.md"
@@ -390,11 +390,11 @@ def test_each_documented_example_redacts_as_shown(name: str) -> None:
 
 
 def test_the_docs_name_the_vendored_gitleaks_version_and_what_replaces_what() -> None:
-    ruleset = default_ruleset()
+    patterns = default_patterns()
     text = DOCS.read_text()
-    assert f"gitleaks {ruleset.upstream_version}" in text
-    assert ruleset.upstream_commit in text
-    for replaced, ours in ruleset.replaced.items():
+    assert f"gitleaks {patterns.upstream_version}" in text
+    assert patterns.upstream_commit in text
+    for replaced, ours in patterns.replaced.items():
         assert f"`{replaced}`" in text
         assert f"`{ours}`" in text
 

@@ -27,8 +27,8 @@ from hbench import issue
 from hbench.cli.main import app as hbench_app
 from hbench.cli.output import console
 from hbench.cli.runs import print_issued
+from hbench.codes import CODE_NAMES
 from hbench.errors import HbenchError
-from hbench.rules import RULE_CODES
 from hbench.upload import RUN_TOKEN_HEADER
 from registry.datarepo.models import PublishedRun
 from registry.evidence import LEVELS
@@ -138,7 +138,7 @@ def test_every_code_shown_is_in_the_catalogue_and_links_its_entry(client: TestCl
         text = client.get(path).text
         codes = CODE.findall(text)
         linked = LINKED_CODE.findall(text)
-        assert set(codes) <= RULE_CODES, (path, set(codes) - RULE_CODES)
+        assert set(codes) <= CODE_NAMES, (path, set(codes) - CODE_NAMES)
         assert all(anchor == code for anchor, code in linked), path
         # Every code the guide writes is linked; only the shared refusal box shows others.
         assert len(linked) == len(codes), path

@@ -10,8 +10,8 @@ from fastapi.testclient import TestClient
 from markupsafe import escape
 
 from app.web.troubleshooting import rendered, sentence
+from hbench.codes import CATALOGUE, CODES, GUIDE_PATH, Area
 from hbench.rule_docs import read_rule_docs
-from hbench.rules import CATALOGUE, GUIDE_PATH, RULES, Area
 
 ID = re.compile(r'\bid="([^"]+)"')
 TAGS = re.compile(r"<[^>]+>")
@@ -28,7 +28,7 @@ def test_every_code_has_one_entry_under_its_area(remote: TestClient) -> None:
     assert page.status_code == 200
     assert page.headers["content-type"].startswith("text/html")
     ids = ID.findall(page.text)
-    assert sorted(code for code in RULES if ids.count(code) != 1) == []
+    assert sorted(code for code in CODES if ids.count(code) != 1) == []
     assert len(ids) == len(set(ids)), "an anchor is used twice"
     body = page.text
     for area in Area:
@@ -50,7 +50,7 @@ def test_each_entry_says_what_the_code_means_and_how_to_fix_it(client: TestClien
             assert text_of(rendered(doc.meaning)) in page, doc.code
             assert text_of(rendered(sentence(doc.fix))) in page, doc.code
     assert "**Fix:**" not in page
-    assert page.count("How to fix it") == len(RULES)
+    assert page.count("How to fix it") == len(CODES)
 
 
 def test_the_page_has_the_pages_own_layout(client: TestClient) -> None:

@@ -460,15 +460,15 @@ def _index(catalogue: dict[Area, tuple[tuple[str, int, str], ...]]) -> dict[str,
     for area, entries in catalogue.items():
         for code, status, summary in entries:
             if code in rules:
-                raise ValueError(f"rule code {code!r} is declared twice in hbench/rules.py")
+                raise ValueError(f"rule code {code!r} is declared twice in hbench/codes.py")
             rules[code] = Code(code, area, status, summary)
     return rules
 
 
-RULES: dict[str, Code] = _index(CATALOGUE)
+CODES: dict[str, Code] = _index(CATALOGUE)
 """Every rule code, in the catalogue's order."""
 
-RULE_CODES: frozenset[str] = frozenset(RULES)
+CODE_NAMES: frozenset[str] = frozenset(CODES)
 
 
 def codes(*parts: Area | str) -> tuple[str, ...]:
@@ -480,25 +480,25 @@ def codes(*parts: Area | str) -> tuple[str, ...]:
     for part in parts:
         if isinstance(part, Area):
             found.update(dict.fromkeys(code for code, _, _ in CATALOGUE[part]))
-        elif part in RULES:
+        elif part in CODES:
             found[part] = None
         else:
-            raise ValueError(f"unknown rule code {part!r}; add it to hbench/rules.py and docs")
+            raise ValueError(f"unknown rule code {part!r}; add it to hbench/codes.py and docs")
     return tuple(found)
 
 
 def named(*names: str) -> tuple[Code, ...]:
     """The catalogue's codes by name, for a table that says what it can give: a name the
     catalogue lacks fails where the table is made, at import."""
-    unknown = [name for name in names if name not in RULES]
+    unknown = [name for name in names if name not in CODES]
     if unknown:
-        raise ValueError(f"unknown rule codes {unknown}; add them to hbench/rules.py and docs")
-    return tuple(RULES[name] for name in names)
+        raise ValueError(f"unknown rule codes {unknown}; add them to hbench/codes.py and docs")
+    return tuple(CODES[name] for name in names)
 
 
 def status_of(code: str) -> int:
     """The HTTP status the service answers a refusal with this code with."""
-    return RULES[code].status
+    return CODES[code].status
 
 
 def docs_link(code: str) -> str:

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
+from hbench.codes import CATALOGUE, CODE_NAMES, CODES, Area, _index, codes, guide_link, status_of
 from hbench.errors import Problem
-from hbench.rules import CATALOGUE, RULE_CODES, RULES, Area, _index, codes, guide_link, status_of
 
 
 def test_every_code_is_declared_once_with_its_area_status_and_summary() -> None:
     declared = [code for entries in CATALOGUE.values() for code, _, _ in entries]
-    assert len(declared) == len(set(declared)) == len(RULES) == len(RULE_CODES)
+    assert len(declared) == len(set(declared)) == len(CODES) == len(CODE_NAMES)
     assert list(CATALOGUE) == list(Area), "every area has its codes, in the docs' order"
-    for code, rule in RULES.items():
+    for code, rule in CODES.items():
         assert rule.code == code and code in [c for c, _, _ in CATALOGUE[rule.area]]
         assert 400 <= rule.status < 600, code
         assert rule.summary and "\n" not in rule.summary and not rule.summary.endswith(".")

@@ -1,4 +1,4 @@
-"""The redaction rule set: gitleaks' default rules, vendored, and our own additions.
+"""The secret patterns redaction looks for: gitleaks' default rules, vendored, and our own.
 
 Both files are in gitleaks' rule format (`app/uploads/rules/`): each rule has an `id`,
 a `regex` in RE2 syntax, the capture group holding the secret (`secretGroup`, else the
@@ -31,7 +31,7 @@ Kind = Literal["pattern", "assignment", "any-assignment"]
 Target = Literal["secret", "match", "line"]
 
 
-class RuleSetError(ValueError):
+class PatternSetError(ValueError):
     """A rule file that can't be used as it is: which file, which rule, and why."""
 
 
@@ -48,7 +48,7 @@ class Allowlist:
 
 
 @dataclass(frozen=True)
-class Rule:
+class Pattern:
     """One kind of secret, as gitleaks describes it."""
 
     id: str
@@ -71,10 +71,10 @@ class Rule:
 
 
 @dataclass(frozen=True)
-class RuleSet:
+class PatternSet:
     """Every rule in use, most specific first, and the allowlist all of them share."""
 
-    rules: tuple[Rule, ...]
+    rules: tuple[Pattern, ...]
     allowlist: Allowlist
     upstream_version: str
     upstream_commit: str
@@ -84,7 +84,7 @@ class RuleSet:
     """gitleaks rules that match file names only (such as `pkcs12-file`): a binary file
     is never redacted, so they have nothing to do here."""
 
-    def rule(self, rule_id: str) -> Rule:
+    def rule(self, rule_id: str) -> Pattern:
         return next(rule for rule in self.rules if rule.id == rule_id)
 
 
@@ -92,7 +92,7 @@ def _allowlist(raw: dict[str, Any], where: str) -> Allowlist:
     target = raw.get("regexTarget", "secret")
     condition = raw.get("condition", "OR").upper()
     if target not in ("secret", "match", "line") or condition not in ("OR", "AND"):
-        raise RuleSetError(
+        raise PatternSetError(
             f"{where}: allowlist with regexTarget {target!r}, condition {condition!r}"
         )
     return Allowlist(
@@ -104,9 +104,9 @@ def _allowlist(raw: dict[str, Any], where: str) -> Allowlist:
     )
 
 
-def _rule(raw: dict[str, Any], source: Literal["gitleaks", "hbench"], where: str) -> Rule:
+def _rule(raw: dict[str, Any], source: Literal["gitleaks", "hbench"], where: str) -> Pattern:
     try:
-        return Rule(
+        return Pattern(
             id=raw["id"],
             description=raw.get("description", ""),
             regex=raw["regex"],
@@ -125,7 +125,9 @@ def _rule(raw: dict[str, Any], source: Literal["gitleaks", "hbench"], where: str
             global_allowlist=bool(raw.get("global_allowlist", True)),
         )
     except (KeyError, TypeError, ValueError) as error:
-        raise RuleSetError(f"{where}: rule {raw.get('id', '?')} is malformed: {error}") from error
+        raise PatternSetError(
+            f"{where}: rule {raw.get('id', '?')} is malformed: {error}"
+        ) from error
 
 
 def _read(path: Path) -> tuple[str, dict[str, Any]]:
@@ -133,10 +135,10 @@ def _read(path: Path) -> tuple[str, dict[str, Any]]:
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise RuleSetError(f"{path.name} is not valid TOML: {error}") from error
+        raise PatternSetError(f"{path.name} is not valid TOML: {error}") from error
 
 
-def load_ruleset(gitleaks: Path = GITLEAKS_FILE, own: Path = OWN_FILE) -> RuleSet:
+def load_patterns(gitleaks: Path = GITLEAKS_FILE, own: Path = OWN_FILE) -> PatternSet:
     """Read both rule files: gitleaks' rules, then our specific ones, then our fallbacks.
 
     Where two rules find one secret, the one listed first names it: a GitHub token in a
@@ -145,12 +147,12 @@ def load_ruleset(gitleaks: Path = GITLEAKS_FILE, own: Path = OWN_FILE) -> RuleSe
     _, ours = _read(own)
     header = dict(_UPSTREAM.findall(text))
     if set(header) != {"version", "commit"}:
-        raise RuleSetError(f"{gitleaks.name} has no upstream-version/commit header lines")
+        raise PatternSetError(f"{gitleaks.name} has no upstream-version/commit header lines")
     replaced: dict[str, str] = dict(ours.get("replaces", {}))
     theirs = upstream.get("rules", [])
     missing = set(replaced) - {raw["id"] for raw in theirs}
     if missing:
-        raise RuleSetError(
+        raise PatternSetError(
             f"{own.name} replaces {', '.join(sorted(missing))}, which {gitleaks.name} no "
             "longer has: remove them from `replaces`, or replace their successors"
         )
@@ -163,16 +165,16 @@ def load_ruleset(gitleaks: Path = GITLEAKS_FILE, own: Path = OWN_FILE) -> RuleSe
     prefilters: dict[str, str] = dict(ours.get("prefilters", {}))
     unknown_prefilters = sorted(set(prefilters) - {rule.id for rule in rules})
     if unknown_prefilters:
-        raise RuleSetError(f"{own.name} has prefilters for unknown rules {unknown_prefilters}")
+        raise PatternSetError(f"{own.name} has prefilters for unknown rules {unknown_prefilters}")
     rules = [replace(rule, prefilter=prefilters.get(rule.id)) for rule in rules]
     ids = [rule.id for rule in rules]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
-        raise RuleSetError(f"rule ids used twice: {', '.join(duplicates)}")
+        raise PatternSetError(f"rule ids used twice: {', '.join(duplicates)}")
     unknown = sorted(set(replaced.values()) - set(ids))
     if unknown:
-        raise RuleSetError(f"{own.name} replaces gitleaks rules with unknown rules {unknown}")
-    return RuleSet(
+        raise PatternSetError(f"{own.name} replaces gitleaks rules with unknown rules {unknown}")
+    return PatternSet(
         rules=tuple(rules),
         allowlist=_allowlist(upstream.get("allowlist", {}), f"{gitleaks.name} allowlist"),
         upstream_version=header["version"],
@@ -183,6 +185,6 @@ def load_ruleset(gitleaks: Path = GITLEAKS_FILE, own: Path = OWN_FILE) -> RuleSe
 
 
 @cache
-def default_ruleset() -> RuleSet:
+def default_patterns() -> PatternSet:
     """The rule set the service uses, read once."""
-    return load_ruleset()
+    return load_patterns()

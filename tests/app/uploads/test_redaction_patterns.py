@@ -14,13 +14,13 @@ import pytest
 
 from app.uploads.redaction import engine as engine_module
 from app.uploads.redaction.engine import Engine, default_engine
-from app.uploads.redaction.rules import (
+from app.uploads.redaction.patterns import (
     GITLEAKS_FILE,
     OWN_FILE,
     RULES_DIR,
-    RuleSetError,
-    default_ruleset,
-    load_ruleset,
+    PatternSetError,
+    default_patterns,
+    load_patterns,
 )
 from app.uploads.rules import update
 
@@ -31,9 +31,9 @@ def test_the_vendored_file_is_gitleaks_default_config_with_its_source_and_licenc
     upstream = tomllib.loads(GITLEAKS_FILE.read_text())
     assert upstream["title"] == "gitleaks config"
     assert len(upstream["rules"]) > 200
-    ruleset = default_ruleset()
-    assert ruleset.upstream_version.startswith("v8.")
-    assert len(ruleset.upstream_commit) == 40
+    patterns = default_patterns()
+    assert patterns.upstream_version.startswith("v8.")
+    assert len(patterns.upstream_commit) == 40
     licence = (RULES_DIR / "LICENSE-gitleaks").read_text()
     assert licence.startswith("MIT License") and "Zachary Rice" in licence
 
@@ -41,33 +41,33 @@ def test_the_vendored_file_is_gitleaks_default_config_with_its_source_and_licenc
 def test_every_rule_compiles_under_both_engines() -> None:
     engine = default_engine()
     engine.check()  # each rule's own Hyperscan database, beside the one of them all
-    ruleset = engine.ruleset
-    ids = {rule.id for rule in ruleset.rules}
+    patterns = engine.patterns
+    ids = {rule.id for rule in patterns.rules}
     upstream = {raw["id"] for raw in tomllib.loads(GITLEAKS_FILE.read_text())["rules"]}
     # Every gitleaks rule is in use, but for those ours replace and those without a regex.
-    assert upstream - ids == set(ruleset.replaced) | set(ruleset.without_regex)
-    assert ruleset.without_regex == ("pkcs12-file",)
+    assert upstream - ids == set(patterns.replaced) | set(patterns.without_regex)
+    assert patterns.without_regex == ("pkcs12-file",)
 
 
 def test_our_rules_are_after_gitleaks_and_the_fallbacks_last() -> None:
-    sources = [(rule.source, rule.fallback) for rule in default_ruleset().rules]
+    sources = [(rule.source, rule.fallback) for rule in default_patterns().rules]
     assert sources == sorted(sources, key=lambda s: (s[0] == "hbench", s[1]))
-    assert all(rule.description for rule in default_ruleset().rules)
+    assert all(rule.description for rule in default_patterns().rules)
 
 
 def test_a_replaced_rule_that_gitleaks_dropped_is_named(tmp_path: Path) -> None:
     own = tmp_path / "hbench.toml"
     own.write_text(OWN_FILE.read_text().replace('"private-key" =', '"private-keys" ='))
-    with pytest.raises(RuleSetError, match=r"replaces private-keys, which gitleaks\.toml no"):
-        load_ruleset(own=own)
+    with pytest.raises(PatternSetError, match=r"replaces private-keys, which gitleaks\.toml no"):
+        load_patterns(own=own)
 
 
 def test_a_rule_no_engine_can_read_is_named(tmp_path: Path) -> None:
     own = tmp_path / "hbench.toml"
     broken = '\n[[rules]]\nid = "broken-rule"\nregex = """(a"""\n'
     own.write_text(OWN_FILE.read_text() + broken)
-    with pytest.raises(RuleSetError, match=r"rule broken-rule: RE2 can't compile"):
-        Engine(load_ruleset(own=own))
+    with pytest.raises(PatternSetError, match=r"rule broken-rule: RE2 can't compile"):
+        Engine(load_patterns(own=own))
 
 
 def git(repo: Path, *args: str) -> str:
@@ -101,8 +101,8 @@ def test_the_update_script_reimports_the_rules_as_they_were_vendored(
 
     written = (into / "gitleaks.toml").read_text()
     commit = git(repo, "rev-parse", "HEAD").strip()
-    assert written == vendored.replace(default_ruleset().upstream_version, "v8.99.0").replace(
-        default_ruleset().upstream_commit, commit
+    assert written == vendored.replace(default_patterns().upstream_version, "v8.99.0").replace(
+        default_patterns().upstream_commit, commit
     )
     assert (into / "LICENSE-gitleaks").read_text() == (RULES_DIR / "LICENSE-gitleaks").read_text()
     assert "v8.99.0" in capsys.readouterr().out
