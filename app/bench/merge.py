@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.checks.summary import (
+from app.db.summary import (
     JobSummary,
     SummaryBoardNote,
     SummaryBoards,

@@ -16,8 +16,8 @@ from sqlalchemy.orm import object_session
 from app.bench import shards
 from app.bench.actions import NOT_PLACEABLE, JobActions, job_actions
 from app.bench.retention import Policy
-from app.checks.summary import JobSummary, SummaryBoards
 from app.db.models import Job
+from app.db.summary import JobSummary, SummaryBoards
 from app.regrade.service import regrade_json, run_evidence
 from hbench.errors import Problem
 from registry.evidence import Level, run_levels

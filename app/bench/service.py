@@ -35,9 +35,10 @@ from app.checks.evidence import Evidence, Identity, IssuedSpec
 from app.checks.fingerprints import published_before
 from app.checks.signature import SignatureOutcome, SigningPolicy, check_upload_signature
 from app.checks.store_checks import Checked, check_job
-from app.checks.summary import UploadSize, fingerprint, job_summary, redacted
+from app.checks.summarize import fingerprint, job_summary, redacted
 from app.db.models import Job, JobStatus
 from app.db.session import Database
+from app.db.summary import UploadSize
 from app.observe import metrics
 from app.regrade.plan import RegradeInput, RegradeSetup, plan_regrade
 from app.regrade.service import new_regrade

@@ -29,9 +29,9 @@ from sqlalchemy.orm import Session
 from app.bench import merge
 from app.bench.storage import blob_key, insert, new_job_id
 from app.blobs import BlobStore
-from app.checks.summary import JobSummary, SummaryCi
 from app.db.models import IssuedRun, IssuedRunStatus, Job, JobStatus, Regrade
 from app.db.session import Database
+from app.db.summary import JobSummary, SummaryCi
 from app.regrade.service import publish_refusal, regrade_json, run_evidence
 from hbench.errors import HbenchError, Problem
 from registry.evidence import RunEvidence

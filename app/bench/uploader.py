@@ -31,10 +31,10 @@ from app.auth.service import authenticate_api_token, refuse_denied
 from app.auth.tokens import hash_token, hashes_match, is_run_token
 from app.bench.shards import mixed_problem
 from app.checks.evidence import IssuedSpec
-from app.checks.summary import SummaryCi
 from app.clock import Clock, ClockDep
 from app.db.models import Account, IssuedRun
 from app.db.session import Database
+from app.db.summary import SummaryCi
 from app.dependencies import DatabaseDep, SettingsDep
 from app.runs.provenance import RESUMED_BY, TRUSTED_WORKFLOW
 from app.runs.run_token import RUN_TOKEN_HEADER, run_token_problems, unknown_token

@@ -2,7 +2,7 @@
 
 A job counts once: published, or uploaded with its run token. Its row keeps Harbor's job
 id and a fingerprint of each trial (task, start, finish, token counts) even after it is
-deleted (`app.checks.summary.fingerprint`), and each counted trial's digest goes into
+deleted (`app.checks.summarize.fingerprint`), and each counted trial's digest goes into
 `trial_prints`, so a copy is found by its job id or, when the id was changed, by any one
 of its trials. Spec: ../shared/spec/hbench-withdraw-delete-report.txt, "A job that had a
 score".

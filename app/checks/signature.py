@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from app.auth.oidc import ActionsClaims, trusted_workflows
-from app.checks.summary import SummarySignature
+from app.db.summary import SummarySignature
 from app.settings import Settings
 from hbench.errors import HbenchError, Problem
 from hbench.jobs.manifest import SIGNATURE_NAME

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.checks.summary import SummaryBoards
+from app.db.summary import SummaryBoards
 from hbench.errors import HbenchError, Problem
 from registry.placement import OpenBoard, Placement
 

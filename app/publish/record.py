@@ -1,7 +1,7 @@
 """The public run record a published job becomes: pure, from what its upload stored.
 
 `published_run` builds the `PublishedRun` the data repository keeps
-(`registry.datarepo.models`), from the job's stored summary (`app.checks.summary`), its
+(`registry.datarepo.models`), from the job's stored summary (`app.checks.summarize`), its
 fingerprint and redaction counts (per file, and per rule from the summary), the board and
 entry publishing chose, and where the run came from. Nothing secret is in it: the summary
 was built from the redacted files.
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from app.checks.summary import JobSummary, SummarySignature
+from app.db.summary import JobSummary, SummarySignature
 from registry.datarepo import layout
 from registry.datarepo.models import (
     Provenance,

@@ -33,7 +33,6 @@ from app.bench.retention import Policy
 from app.bench.service import get_job
 from app.blobs import BlobNotFoundError, BlobStore
 from app.checks.fingerprints import published_before, record_prints
-from app.checks.summary import JobSummary, KeptSummary
 from app.datarepo.changes import (
     CountIssuedRunChange,
     DeleteRunFilesChange,
@@ -43,6 +42,7 @@ from app.datarepo.changes import (
 )
 from app.datarepo.outbox import enqueue
 from app.db.models import Account, IssuedRun, Job, JobStatus, OutboxEntry
+from app.db.summary import JobSummary, KeptSummary
 from app.http.headers import attachment
 from app.publish.choice import Target, issued_target, placed_target, unplaceable
 from app.publish.record import provenance_of, published_run, run_id_of

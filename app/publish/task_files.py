@@ -12,8 +12,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.checks.summary import KeptSummary
 from app.db.models import Job
+from app.db.summary import KeptSummary
 from hbench.errors import Problem
 from registry.pins import differing_tasks
 from registry.pins import mismatch as pin_mismatch

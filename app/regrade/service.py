@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from app.checks.summary import JobSummary
 from app.db.models import Job, Regrade, RegradeStatus
+from app.db.summary import JobSummary
 from app.regrade.plan import RegradePlan
 from hbench.errors import Problem
 from registry.evidence import RegradeOutcome, RunEvidence

@@ -29,9 +29,9 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from app.blobs import BlobNotFoundError, BlobStore
-from app.checks.summary import JobSummary
 from app.db.models import Job, JobStatus, Regrade, RegradeStatus, utcnow
 from app.db.session import Database
+from app.db.summary import JobSummary
 from app.regrade.compare import Recorded, Regraded, differences
 from app.regrade.tasks import dataset_folder, task_folders
 from app.settings import Settings

@@ -16,9 +16,9 @@ from fastapi import APIRouter, Query, Response, status
 
 from app.auth.dependencies import CurrentAccount
 from app.auth.trusted import RunIssuerDep
-from app.checks.summary import JobSummary
 from app.clock import ClockDep
 from app.db.models import IssuedRun, IssuedRunStatus
+from app.db.summary import JobSummary
 from app.dependencies import SessionDep, SettingsDep
 from app.errors import error_responses
 from app.registry import RegistryDep

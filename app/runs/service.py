@@ -20,7 +20,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from app.auth.oidc import ActionsClaims, consume_jti
 from app.auth.tokens import hash_token, new_run_token
-from app.checks.summary import redacted
+from app.checks.summarize import redacted
 from app.db.models import Account, IssuedRun, IssuedRunStatus, Job
 from app.runs import policy, shards, spec
 from app.runs.provenance import RESUMED_BY, provenance_of

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from app.checks.summary import JobSummary
+from app.db.summary import JobSummary
 from app.ratelimit import Limit, address_bucket
 from app.v1.schemas import MAX_TASK_REWARDS, RunSubmission, TaskReward
 from hbench.errors import HbenchError, Problem

@@ -16,10 +16,10 @@ from datetime import datetime
 from sqlalchemy import Select, func, or_, select
 from sqlalchemy.orm import Session
 
-from app.checks.summary import JobSummary
 from app.datarepo.changes import PushedRunChange
 from app.datarepo.outbox import enqueue
 from app.db.models import Account, Job, ReproducedRun, ReproducedRunStatus
+from app.db.summary import JobSummary
 from app.ratelimit import check_and_record
 from app.uploads.redact import redact_text
 from app.v1 import policy

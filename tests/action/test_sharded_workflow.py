@@ -19,8 +19,8 @@ import httpx
 import pytest
 from sqlalchemy import select
 
-from app.checks.summary import JobSummary
 from app.db.models import IssuedRun, IssuedRunStatus, Job
+from app.db.summary import JobSummary
 from tests.action.conftest import IMAGE, ROOT, CallerGitHub
 from tests.action.runner import ActionRunner
 from tests.action.workflow_runner import SKIP_REMOTE, WorkflowRun, place_checkout, run_workflow

@@ -12,7 +12,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app.checks.summary import redacted
+from app.checks.summarize import redacted
 from app.db.models import IssuedRun, IssuedRunStatus
 from app.settings import Settings
 from hbench.digest import spec_digest

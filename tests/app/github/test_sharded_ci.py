@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.checks.summary import JobSummary
 from app.db.models import IssuedRun, Job
+from app.db.summary import JobSummary
 from hbench.digest import spec_digest
 
 from ..publish.test_sharded_runs import shard_archives

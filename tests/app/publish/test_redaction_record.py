@@ -9,7 +9,7 @@ from pathlib import Path
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from app.checks.summary import JobSummary
+from app.db.summary import JobSummary
 from app.publish.record import published_run
 from app.settings import Settings
 from registry.datarepo.models import Provenance, RunEntry

@@ -25,9 +25,9 @@ from app.auth.tokens import hash_token, new_run_token
 from app.bench.merge import merged_ci, merged_regrade, mixed_workflow_runs
 from app.bench.shards import complete_pending
 from app.blobs import LocalBlobStore
-from app.checks.summary import JobSummary, SummaryCi
 from app.db.models import IssuedRun, IssuedRunStatus, Job
 from app.db.session import Database
+from app.db.summary import JobSummary, SummaryCi
 from app.publish.maintenance import run_maintenance
 from app.runs.shards import shard_spec, split
 from app.settings import Settings

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, text
 from sqlalchemy.orm import Session
 
-from app.checks.summary import redacted
+from app.checks.summarize import redacted
 from app.db.models import Base
 from app.uploads.redact import REDACTED
 from hbench.digest import spec_digest

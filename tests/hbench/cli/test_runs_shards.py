@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import select
 
 from app.auth.tokens import hash_token
-from app.checks.summary import JobSummary
 from app.db.models import IssuedRun, IssuedRunStatus, Job
+from app.db.summary import JobSummary
 from tests.hbench.cli.helpers import hbench
 from tests.hbench.cli.test_runs import Running, printed, shell, sqlite_service, work
 

@@ -12,15 +12,8 @@ from pydantic import ValidationError
 
 from app.checks.boards import Boards
 from app.checks.evidence import Evidence, IssuedSpec
-from app.checks.summary import (
-    SUMMARY_FORMAT,
-    JobSummary,
-    KeptSummary,
-    SummaryCi,
-    UploadSize,
-    fingerprint,
-    job_summary,
-)
+from app.checks.summarize import fingerprint, job_summary
+from app.db.summary import SUMMARY_FORMAT, JobSummary, KeptSummary, SummaryCi, UploadSize
 from hbench.jobs.models import Job
 from registry.datarepo.models import RunUsage
 from registry.placement import EntrySettings, JobFacts
