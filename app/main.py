@@ -34,6 +34,7 @@ from app.publish import routes as publish_routes
 from app.reports import routes as reports_routes
 from app.runs import routes as runs_routes
 from app.security import install_security_headers
+from app.services import Services
 from app.settings import Settings
 from app.site.serve import mount_site
 from app.uploads.redaction.engine import default_engine
@@ -117,6 +118,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     tune_interpreter()
     resources = open_resources(settings)
     app.state.resources = resources
+    app.state.services = Services.started(settings, resources)
     # The redaction engine is made once per process (a second of CPU to compile its
     # patterns where this machine has not kept them): made now, the first run summary
     # pushed or query logged doesn't wait for it.

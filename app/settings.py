@@ -154,6 +154,13 @@ class Settings(BaseSettings):
     regrade_max_attempts: int = Field(default=3, ge=1, le=20)
     regrade_concurrency: int = Field(default=2, ge=1, le=64)
 
+    @field_validator("regrade_tasks_dir", "sigstore_trusted_root")
+    @classmethod
+    def _absolute(cls, value: Path | None) -> Path | None:
+        # Read from where the service started: an upload worker, another process, may work
+        # in another folder (`app.services.ServicesRecipe`).
+        return value.absolute() if value is not None else None
+
     @field_validator("maintainers", mode="before")
     @classmethod
     def _split_account_ids(cls, value: object) -> object:

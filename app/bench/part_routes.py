@@ -24,22 +24,15 @@ from starlette.concurrency import run_in_threadpool
 
 from app.bench import parts, service
 from app.bench.caps import job_caps
-from app.bench.retention import policy_of
-from app.bench.routes import check_and_store, upload_folder
+from app.bench.routes import accepted, check_and_store, upload_folder
 from app.bench.schemas import UploadAccepted
 from app.bench.uploader import Uploader, UploaderDep
-from app.blobs import BlobStore
-from app.clock import Clock, ClockDep
 from app.db.models import UploadSession
-from app.db.session import Database
-from app.dependencies import BlobStoreDep, DatabaseDep, SettingsDep
 from app.errors import error_responses
-from app.registry import RegistryDep
-from app.settings import Settings
+from app.services import Services, ServicesDep
 from app.uploads.archive import ExtractedJob, extract
 from hbench.codes import Area
 from hbench.errors import HbenchError
-from registry.loader import Registry
 
 PART_DIGEST_HEADER = "hbench-part-sha256"
 WRITE_BYTES = 1024 * 1024
@@ -122,20 +115,14 @@ SessionId = Annotated[uuid.UUID, PathParam(description="The session's id.")]
     },
 )
 def open_session(
-    body: SessionRequest,
-    uploader: UploaderDep,
-    response: Response,
-    *,
-    settings: SettingsDep,
-    database: DatabaseDep,
-    registry: RegistryDep,
-    clock: ClockDep,
+    body: SessionRequest, uploader: UploaderDep, response: Response, services: ServicesDep
 ) -> SessionState:
+    settings = services.settings
     declared = parts.Declared(body.total_bytes, body.sha256, body.part_bytes)
-    caps = job_caps(settings, registry, uploader)
+    caps = job_caps(settings, services.registry, uploader)
     parts.refuse_declared(declared, sent_cap=caps.sent, request_max=settings.upload_max_bytes)
-    now = clock()
-    with database.session() as session:
+    now = services.clock()
+    with services.database.session() as session:
         same = parts.open_of(session, uploader, declared, now=now)
         if same is not None:
             response.status_code = status.HTTP_200_OK
@@ -157,10 +144,11 @@ def open_session(
     ),
 )
 def session_state(
-    session_id: SessionId, uploader: UploaderDep, *, database: DatabaseDep, clock: ClockDep
+    session_id: SessionId, uploader: UploaderDep, services: ServicesDep
 ) -> SessionState:
-    with database.session() as session:
-        row = parts.find_session(session, uploader, session_id, clock(), to_change=False)
+    with services.database.session() as session:
+        now = services.clock()
+        row = parts.find_session(session, uploader, session_id, now, to_change=False)
         return SessionState.from_row(row)
 
 
@@ -197,21 +185,18 @@ async def put_part(
     ],
     uploader: UploaderDep,
     *,
-    settings: SettingsDep,
-    database: DatabaseDep,
-    blobs: BlobStoreDep,
-    clock: ClockDep,
+    services: ServicesDep,
 ) -> SessionState:
     def placed() -> tuple[UploadSession, parts.PartPlace]:
-        with database.session() as session:
-            row = parts.find_session(session, uploader, session_id, clock())
+        with services.database.session() as session:
+            row = parts.find_session(session, uploader, session_id, services.clock())
             return row, parts.place_part(row, number)
 
     row, place = await run_in_threadpool(placed)
     length = request.headers.get("content-length", "")
     if length.isdigit() and int(length) != place.expected_bytes:
         raise parts.size_refusal(number, place.expected_bytes, int(length))
-    async with upload_folder(settings) as scratch:
+    async with upload_folder(services.settings) as scratch:
         path = scratch / "part"
         digest = await receive_part(request, path, number, place.expected_bytes)
         if digest != part_sha256:
@@ -220,25 +205,13 @@ async def put_part(
             if place.received_digest != digest:
                 raise parts.resent_refusal(number, place.received_digest, digest)
         else:
-            await run_in_threadpool(
-                keep_part, database, blobs, row, number, digest=digest, path=path
-            )
-    return await run_in_threadpool(
-        session_state, session_id, uploader, database=database, clock=clock
-    )
+            await run_in_threadpool(keep_part, services, row, number, digest, path)
+    return await run_in_threadpool(session_state, session_id, uploader, services)
 
 
-def keep_part(
-    database: Database,
-    blobs: BlobStore,
-    row: UploadSession,
-    number: int,
-    *,
-    digest: str,
-    path: Path,
-) -> None:
+def keep_part(services: Services, row: UploadSession, number: int, digest: str, path: Path) -> None:
     with path.open("rb") as body:
-        parts.record_part(database, blobs, row, number, digest=digest, body=body)
+        parts.record_part(services.database, services.blobs, row, number, digest=digest, body=body)
 
 
 async def receive_part(request: Request, path: Path, number: int, expected: int) -> str:
@@ -302,40 +275,19 @@ class PartSink:
     ),
 )
 async def complete_session(
-    session_id: SessionId,
-    uploader: UploaderDep,
-    *,
-    settings: SettingsDep,
-    database: DatabaseDep,
-    blobs: BlobStoreDep,
-    registry: RegistryDep,
-    clock: ClockDep,
+    session_id: SessionId, uploader: UploaderDep, services: ServicesDep
 ) -> UploadAccepted:
-    stored = await complete(
-        session_id, uploader, settings=settings, database=database, blobs=blobs,
-        registry=registry, clock=clock,
-    )  # fmt: skip
-    return UploadAccepted.from_row(
-        stored.row, stored.counted, policy=policy_of(settings), now=clock()
-    )
+    return accepted(await complete(session_id, uploader, services), services)
 
 
-async def complete(
-    session_id: uuid.UUID,
-    uploader: Uploader,
-    *,
-    settings: Settings,
-    database: Database,
-    blobs: BlobStore,
-    registry: Registry,
-    clock: Clock,
-) -> service.Stored:
+async def complete(session_id: uuid.UUID, uploader: Uploader, services: Services) -> service.Stored:
     """Assemble the session's parts, check the whole, and store the job, or refuse and
     remove the parts; a failure of the service's own opens the session again."""
+    database, blobs = services.database, services.blobs
 
     def claimed() -> UploadSession:
         with database.session() as session:
-            row = parts.find_session(session, uploader, session_id, clock())
+            row = parts.find_session(session, uploader, session_id, services.clock())
         missing = parts.missing_refusal(row)
         if missing is not None:
             raise missing
@@ -345,15 +297,9 @@ async def complete(
 
     row = await run_in_threadpool(claimed)
     try:
-        async with upload_folder(settings) as scratch:
-            extracted = await run_in_threadpool(
-                assemble, blobs, row, scratch, settings=settings, registry=registry,
-                uploader=uploader,
-            )  # fmt: skip
-            stored = await check_and_store(
-                extracted, uploader, settings=settings, database=database, blobs=blobs,
-                registry=registry, clock=clock,
-            )  # fmt: skip
+        async with upload_folder(services.settings) as scratch:
+            extracted = await run_in_threadpool(assemble, services, row, scratch, uploader)
+            stored = await check_and_store(extracted, uploader, services)
     except HbenchError as refused:
         if refused.code == "internal-error":
             await run_in_threadpool(parts.release_completion, database, session_id)
@@ -371,21 +317,15 @@ async def complete(
 
 
 def assemble(
-    blobs: BlobStore,
-    row: UploadSession,
-    scratch: Path,
-    *,
-    settings: Settings,
-    registry: Registry,
-    uploader: Uploader,
+    services: Services, row: UploadSession, scratch: Path, uploader: Uploader
 ) -> ExtractedJob:
     """The session's archive unpacked into `scratch`, its parts hashed as they are read:
     parts that together lack the declared sha256 are refused as such
     (`upload-digest-mismatch`) before anything is checked, and also when unpacking them
     failed, which a wrong archive does by the first rule it happens to break."""
-    assembled = parts.Assembled(blobs, row)
+    assembled = parts.Assembled(services.blobs, row)
     chunks = assembled.chunks()
-    limits = job_caps(settings, registry, uploader).limits()
+    limits = job_caps(services.settings, services.registry, uploader).limits()
     try:
         extracted = extract(chunks, scratch, limits)
     except HbenchError:
@@ -409,14 +349,8 @@ def assemble(
         "request-invalid",
     ),
 )
-def abort_session(
-    session_id: SessionId,
-    uploader: UploaderDep,
-    *,
-    database: DatabaseDep,
-    blobs: BlobStoreDep,
-    clock: ClockDep,
-) -> Response:
+def abort_session(session_id: SessionId, uploader: UploaderDep, services: ServicesDep) -> Response:
+    database, blobs, clock = services.database, services.blobs, services.clock
     with database.session() as session:
         row = parts.owned(session, uploader, session_id)
         if row.status == parts.COMPLETED:

@@ -7,8 +7,8 @@ shut at exit; the tests' many apps in one process share it. Workers are forked f
 fork server, never from the threaded server itself; the fork server imports the upload
 code and compiles the redaction engine once (`app.bench.warm`), so every worker starts
 warm. A worker runs at a lower priority than the server, so reads stay quick while it
-works, and ends when the server is gone, however the server ended. It opens its own
-database engine and blob store, kept per place for the calls after.
+works, and ends when the server is gone, however the server ended. What a call needs of
+the service's parts crosses as their recipe (`app.services.ServicesRecipe`).
 
 A refusal comes back as its problems and is raised here again, codes and all. Any other
 error comes back as itself when it survives pickling (a database outage stays an
@@ -26,22 +26,15 @@ import select
 import signal
 import threading
 import time
-import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, cast
 
 import anyio
-from sqlalchemy.engine import URL
 from starlette.concurrency import run_in_threadpool
 
-from app.blobs import BlobLocation, BlobStore, location_of, store_at
-from app.db.session import Database
 from hbench.errors import HbenchError, Problem
 
 START_METHOD = "forkserver"
@@ -53,92 +46,6 @@ NICENESS = 10
 request handler the core about nine times as readily as a busy worker."""
 PARENT_CHECK_SECONDS = 1.0
 """How often a worker looks for its server, where it can't be told when it ends."""
-KEPT_DATABASES = 4
-"""Database engines a worker keeps open, one per URL: a server has one; a test process
-many, one after another."""
-
-
-@dataclass(frozen=True)
-class Stores:
-    """Where a worker finds the service's stores: what of a `Database` and a blob store
-    can cross to another process."""
-
-    database_url: str
-    blob_location: BlobLocation
-
-    @classmethod
-    def of(cls, database: Database, blobs: BlobStore) -> Stores:
-        return cls(shared_url(database.engine.url), location_of(blobs))
-
-    def database(self) -> Database:
-        return database_at(self.database_url)
-
-    def blobs(self) -> BlobStore:
-        return blob_store_at(self.blob_location)
-
-
-def shared_url(url: URL) -> str:
-    """The database's URL as another process opens the same database: a SQLite file by
-    its absolute path (a worker's working folder may differ), the password kept."""
-    if url.get_backend_name() == "sqlite":
-        path = url.database or ""
-        if path in ("", ":memory:") or url.query.get("mode") == "memory":
-            raise ValueError(
-                "an in-memory SQLite database can't be shared with the upload workers: "
-                "set HBENCH_DATABASE_URL to a SQLite file or a PostgreSQL database"
-            )
-        url = url.set(database=str(Path(path).absolute()))
-    return url.render_as_string(hide_password=False)
-
-
-# --- What every call sends alike ---------------------------------------------------------
-
-KEPT_SENT = 8
-"""Objects sent by `Sent` that each side keeps: a server has one registry; a test process
-a few."""
-
-
-@dataclass(frozen=True)
-class Sent[T]:
-    """A large argument that is the same object call after call (the registry, about 57 KB
-    pickled): pickled once in the server and unpickled once in each worker, which keeps
-    it by its key. An upload paid for both every time, a millisecond of CPU."""
-
-    key: str
-    data: bytes
-
-    def value(self) -> T:
-        """The object, from this worker's keeping or unpickled now."""
-        with _received_lock:
-            kept = _received.pop(self.key, None)
-            if kept is None:
-                kept = pickle.loads(self.data)  # noqa: S301 - the server's own bytes
-            _received[self.key] = kept
-            while len(_received) > KEPT_SENT:
-                _received.popitem(last=False)
-        return cast(T, kept)
-
-
-_sending: OrderedDict[int, tuple[object, Sent[Any]]] = OrderedDict()
-_sending_lock = threading.Lock()
-_received: OrderedDict[str, object] = OrderedDict()
-_received_lock = threading.Lock()
-
-
-def sent[T](value: T) -> Sent[T]:
-    """`value` as it is sent to the workers, pickled on its first call in this process.
-    Kept by identity (with the object itself, so its id can't be another's): the value
-    must not change while it is sent."""
-    with _sending_lock:
-        found = _sending.pop(id(value), None)
-        if found is None or found[0] is not value:
-            found = (value, Sent(uuid.uuid4().hex, pickle.dumps(value)))
-        _sending[id(value)] = found
-        while len(_sending) > KEPT_SENT:
-            _sending.popitem(last=False)
-        return cast(Sent[T], found[1])
-
-
 # --- The server's side -------------------------------------------------------------------
 
 _pools: dict[int, ProcessPoolExecutor] = {}
@@ -284,22 +191,3 @@ def _alive(pid: int) -> bool:
     except PermissionError:  # alive, as another user: not the server, which is ours
         return False
     return True
-
-
-_databases: OrderedDict[str, Database] = OrderedDict()
-
-
-def database_at(url: str) -> Database:
-    """The worker's engine for a database URL, opened on first use; the least recently
-    used beyond `KEPT_DATABASES` is closed. A worker runs one call at a time."""
-    database = _databases.pop(url, None) or Database(url, pool_size=1, max_overflow=1)
-    _databases[url] = database
-    while len(_databases) > KEPT_DATABASES:
-        _, oldest = _databases.popitem(last=False)
-        oldest.dispose()
-    return database
-
-
-@lru_cache(maxsize=16)
-def blob_store_at(location: BlobLocation) -> BlobStore:
-    return store_at(location)

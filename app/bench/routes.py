@@ -23,20 +23,15 @@ from app.bench.retention import policy_of
 from app.bench.schemas import JobDetail, JobInfo, JobList, UploadAccepted
 from app.bench.storage import sweep_scratch
 from app.bench.uploader import Uploader, UploaderDep
-from app.blobs import BlobStore
-from app.checks.signature import SigningPolicy
-from app.clock import Clock, ClockDep
-from app.db.session import Database
-from app.dependencies import BlobStoreDep, DatabaseDep, SessionDep, SettingsDep, app_settings
+from app.clock import ClockDep
+from app.dependencies import SessionDep, SettingsDep, app_settings
 from app.errors import error_responses
-from app.registry import RegistryDep
-from app.regrade.plan import RegradeSetup
+from app.services import Services, ServicesDep
 from app.settings import Settings
 from app.uploads.archive import ExtractedJob, extract_async, scratch_folder
 from hbench.codes import Area
 from hbench.errors import HbenchError
 from hbench.limits import MIB
-from registry.loader import Registry
 
 GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip"})
 DEFAULT_LIST_LIMIT = 100
@@ -88,68 +83,38 @@ router = APIRouter(prefix="/api/bench", tags=["your bench"], lifespan=prepare_up
     },
 )
 async def upload_job(
-    request: Request,
-    *,
-    uploader: UploaderDep,
-    settings: SettingsDep,
-    database: DatabaseDep,
-    blobs: BlobStoreDep,
-    registry: RegistryDep,
-    clock: ClockDep,
+    request: Request, uploader: UploaderDep, services: ServicesDep
 ) -> UploadAccepted:
-    stored = await take_upload(
-        request, uploader, settings=settings, database=database, blobs=blobs,
-        registry=registry, clock=clock,
-    )  # fmt: skip
+    return accepted(await take_upload(request, uploader, services), services)
+
+
+def accepted(stored: service.Stored, services: Services) -> UploadAccepted:
+    """The answer to a stored upload, sent whole or in parts: the one answer of both."""
     return UploadAccepted.from_row(
-        stored.row, stored.counted, policy=policy_of(settings), now=clock()
+        stored.row, stored.counted, policy=policy_of(services.settings), now=services.clock()
     )
 
 
-async def take_upload(
-    request: Request,
-    uploader: Uploader,
-    *,
-    settings: Settings,
-    database: Database,
-    blobs: BlobStore,
-    registry: Registry,
-    clock: Clock,
-) -> service.Stored:
+async def take_upload(request: Request, uploader: Uploader, services: Services) -> service.Stored:
     """Stream the request's body into a scratch folder, check it and store it: the one
-    way in for an upload, from the API or from the pages."""
+    way in for an upload sent whole, from the API or from the pages."""
+    settings = services.settings
     refuse_before_reading(request.headers, settings)
-    limits = job_caps(settings, registry, uploader).limits(request_max=settings.upload_max_bytes)
+    caps = job_caps(settings, services.registry, uploader)
     async with upload_folder(settings) as scratch:
-        extracted = await extract_async(request.stream(), scratch, limits)
-        return await check_and_store(
-            extracted, uploader, settings=settings, database=database, blobs=blobs,
-            registry=registry, clock=clock,
-        )  # fmt: skip
+        extracted = await extract_async(
+            request.stream(), scratch, caps.limits(request_max=settings.upload_max_bytes)
+        )
+        return await check_and_store(extracted, uploader, services)
 
 
 async def check_and_store(
-    extracted: ExtractedJob,
-    uploader: Uploader,
-    *,
-    settings: Settings,
-    database: Database,
-    blobs: BlobStore,
-    registry: Registry,
-    clock: Clock,
+    extracted: ExtractedJob, uploader: Uploader, services: Services
 ) -> service.Stored:
     """Check an unpacked upload and store it, in an upload worker: what every upload goes
     through once unpacked, sent whole or in parts (`app.bench.parts`)."""
     return await service.accept_in_worker(
-        service.Upload(extracted, uploader, clock()),
-        min_hbench_version=settings.min_hbench_version,
-        max_redactions=settings.upload_max_redactions,
-        registry=registry,
-        database=database,
-        blobs=blobs,
-        regrading=RegradeSetup(settings.regrade_enabled, settings.regrade_tasks_dir),
-        workers=settings.upload_workers,
-        signing=SigningPolicy.of(settings),
+        service.Upload(extracted, uploader, services.clock()), services
     )
 
 

@@ -25,11 +25,10 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.oidc import consume_jti
-from app.bench.pool import Sent, Stores, run_in_worker, sent
+from app.bench.pool import run_in_worker
 from app.bench.shards import complete_run
 from app.bench.storage import blob_key, new_job_id, store_job
 from app.bench.uploader import Uploader
-from app.blobs import BlobStore
 from app.checks.boards import Boards, boards_for, judged
 from app.checks.evidence import Evidence, Identity, IssuedSpec
 from app.checks.fingerprints import published_before
@@ -40,8 +39,9 @@ from app.db.models import Job, JobStatus
 from app.db.session import Database
 from app.db.summary import UploadSize
 from app.observe import metrics
-from app.regrade.plan import RegradeInput, RegradeSetup, plan_regrade
+from app.regrade.plan import RegradeInput, plan_regrade
 from app.regrade.service import new_regrade
+from app.services import Services, ServicesRecipe
 from app.uploads.archive import ExtractedJob
 from app.uploads.redact import redact_folder_by_rule, redact_text
 from hbench.errors import HbenchError, Problem
@@ -83,24 +83,15 @@ class Upload:
     now: datetime
 
 
-def accept(
-    upload: Upload,
-    *,
-    min_hbench_version: str,
-    registry: Registry,
-    database: Database,
-    blobs: BlobStore,
-    regrading: RegradeSetup = RegradeSetup(),  # noqa: B008 - a frozen dataclass
-    max_redactions: int | None = None,
-    signing: SigningPolicy | None = None,
-) -> Stored:
+def accept(upload: Upload, services: Services) -> Stored:
     """Check an unpacked upload and store it with its regrade queued (or not, saying why);
-    raise with every failure, storing nothing. Past `max_redactions` values to redact,
-    `upload-too-many-secrets`. With `signing`, a bundle beside the manifest is checked
+    raise with every failure, storing nothing. Past the settings' most values to redact,
+    `upload-too-many-secrets`. A bundle beside the manifest is checked
     (`app.checks.signature`), before redaction, and kept when it passes; never refused."""
+    settings, database, registry = services.settings, services.database, services.registry
     extracted = upload.extracted
     issued = upload.uploader.issued
-    evidence, boards = gather(extracted, min_hbench_version, registry, issued)
+    evidence, boards = gather(extracted, settings.min_hbench_version, registry, issued)
     if upload.uploader.spent is not None:
         raise HbenchError.from_problems(
             [spent_refusal(database, evidence.job, upload.uploader.spent)]
@@ -119,15 +110,13 @@ def accept(
         # A run token's upload counts on its board, and a job counts once.
         raise HbenchError.from_problems([seen])
     ci = upload.uploader.ci
-    signature = (
-        check_upload_signature(
-            extracted.root, extracted.files, manifest.digest, signing,
-            ci.claims if ci is not None else None,
-        )
-        if signing is not None
-        else None
+    signature = check_upload_signature(
+        extracted.root, extracted.files, manifest.digest, SigningPolicy.of(settings),
+        ci.claims if ci is not None else None,
     )  # fmt: skip
-    redacted = redact_folder_by_rule(extracted.root, extracted.files, max_values=max_redactions)
+    redacted = redact_folder_by_rule(
+        extracted.root, extracted.files, max_values=settings.upload_max_redactions
+    )
     redactions = redacted.files
     dataset = boards.facts.dataset if boards.facts is not None else None
     pinned = pinned_digests(registry, dataset)
@@ -144,8 +133,8 @@ def accept(
         RegradeInput(
             job=job,
             dataset=dataset,
-            enabled=regrading.enabled,
-            tasks_root=regrading.tasks_root,
+            enabled=settings.regrade_enabled,
+            tasks_root=settings.regrade_tasks_dir,
             pinned=pinned[0] if pinned is not None else None,
             digests=digests,
             redactions=redactions,
@@ -154,6 +143,7 @@ def accept(
     archive = pack_beside(extracted)
     regrade = new_regrade(row.id, plan, upload.now)
     also = partial(consume_jti, claims=ci.claims, now=upload.now) if ci is not None else None
+    blobs = services.blobs
     stored = store_job(database, blobs, row, archive, now=upload.now, regrade=regrade, also=also)
     complete_run(database, blobs, stored.issued_run_id, upload.now)  # a sharded run's last
     return Stored(stored, report, counted=seen)
@@ -169,35 +159,18 @@ def spent_refusal(database: Database, job: HarborJob | None, spent: Problem) -> 
         return published_before(session, fingerprint(job)) or spent
 
 
-async def accept_in_worker(
-    upload: Upload,
-    *,
-    min_hbench_version: str,
-    max_redactions: int,
-    registry: Registry,
-    database: Database,
-    blobs: BlobStore,
-    regrading: RegradeSetup,
-    workers: int,
-    signing: SigningPolicy | None = None,
-) -> Stored:
-    """`accept` in one of the process's `workers` upload workers, on the same database and
-    blob store; its refusal raised here as it was raised there, and counted here, in the
-    process whose metrics are scraped (`hbench_uploads`: accepted, or refused by code)."""
+async def accept_in_worker(upload: Upload, services: Services) -> Stored:
+    """`accept` in one of the process's upload workers, on the same services; its refusal
+    raised here as it was raised there, and counted here, in the process whose metrics are
+    scraped (`hbench_uploads`: accepted, or refused by code)."""
     extracted = replace(upload.extracted, root=upload.extracted.root.absolute())
-    tasks_root = regrading.tasks_root.absolute() if regrading.tasks_root is not None else None
     started = time.perf_counter()
     try:
         stored = await run_in_worker(
-            workers,
+            services.settings.upload_workers,
             accept_with,
             replace(upload, extracted=extracted),
-            Stores.of(database, blobs),
-            min_hbench_version=min_hbench_version,
-            max_redactions=max_redactions,
-            registry=sent(registry),
-            regrading=replace(regrading, tasks_root=tasks_root),
-            signing=signing,
+            services.recipe(),
         )
     except HbenchError as refused:
         metrics.upload_finished(started, refused.code)
@@ -206,28 +179,10 @@ async def accept_in_worker(
     return stored
 
 
-def accept_with(
-    upload: Upload,
-    stores: Stores,
-    *,
-    min_hbench_version: str,
-    max_redactions: int,
-    registry: Sent[Registry],
-    regrading: RegradeSetup,
-    signing: SigningPolicy | None = None,
-) -> Stored:
-    """`accept` in a worker, on the stores it opens there (paths are absolute: a worker's
-    working folder may not be the server's) and the registry it keeps."""
-    return accept(
-        upload,
-        min_hbench_version=min_hbench_version,
-        registry=registry.value(),
-        database=stores.database(),
-        blobs=stores.blobs(),
-        regrading=regrading,
-        max_redactions=max_redactions,
-        signing=signing,
-    )
+def accept_with(upload: Upload, recipe: ServicesRecipe) -> Stored:
+    """`accept` in a worker, on the services made there from their recipe (paths are
+    absolute: a worker's working folder may not be the server's)."""
+    return accept(upload, recipe.services())
 
 
 def gather(

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from functools import partial
 from typing import Annotated, Any
 
 from fastapi import Depends, Request, Security
@@ -31,14 +30,11 @@ from app.auth.service import authenticate_api_token, refuse_denied
 from app.auth.tokens import hash_token, hashes_match, is_run_token
 from app.bench.shards import mixed_problem
 from app.checks.evidence import IssuedSpec
-from app.clock import Clock, ClockDep
 from app.db.models import Account, IssuedRun
-from app.db.session import Database
 from app.db.summary import SummaryCi
-from app.dependencies import DatabaseDep, SettingsDep
 from app.runs.provenance import RESUMED_BY, TRUSTED_WORKFLOW
 from app.runs.run_token import RUN_TOKEN_HEADER, run_token_problems, unknown_token
-from app.settings import Settings
+from app.services import Services, ServicesDep
 from hbench.errors import HbenchError, Problem
 
 run_token_header = APIKeyHeader(
@@ -86,10 +82,7 @@ class Uploader:
 
 async def upload_identity(
     request: Request,
-    *,
-    database: DatabaseDep,
-    settings: SettingsDep,
-    clock: ClockDep,
+    services: ServicesDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
     run_token: Annotated[str | None, Security(run_token_header)],
 ) -> Uploader:
@@ -98,38 +91,26 @@ async def upload_identity(
     ci_claims = None
     jwt = credentials is not None and looks_like_jwt(credentials.credentials)
     if run_token is not None and credentials is not None and jwt:
-        verifier = get_oidc_verifier(request, settings)
-        ci_claims = await verifier.verify(credentials.credentials, clock())
+        verifier = get_oidc_verifier(request, services.settings)
+        ci_claims = await verifier.verify(credentials.credentials, services.clock())
         credentials = None
     return await run_in_threadpool(
-        partial(
-            get_uploader,
-            request,
-            database=database,
-            settings=settings,
-            clock=clock,
-            credentials=credentials,
-            run_token=run_token,
-            ci_claims=ci_claims,
-        )
+        get_uploader, request, services, credentials, run_token, ci_claims
     )
 
 
 def get_uploader(
     request: Request,
-    *,
-    database: Database,
-    settings: Settings,
-    clock: Clock,
+    services: Services,
     credentials: HTTPAuthorizationCredentials | None,
     run_token: str | None,
     ci_claims: ActionsClaims | None = None,
 ) -> Uploader:
     """The uploader, or the refusal that says why the request may not upload."""
-    with database.session() as session:
+    with services.database.session() as session:
         if run_token is None:
-            account = current_caller(request, session, settings, credentials).account
-            return Uploader(account.id, account.login)
+            caller = current_caller(request, session, services.settings, credentials)
+            return Uploader(caller.account.id, caller.account.login)
         run = find_run(session, run_token)
         account = session.get_one(Account, run.account_id)
         refuse_denied(account)
@@ -143,7 +124,7 @@ def get_uploader(
                         )
                     ]
                 )
-        problems = run_token_problems(run.id, run.status, run.expires_at, clock())
+        problems = run_token_problems(run.id, run.status, run.expires_at, services.clock())
         spent = problems[0] if [p.code for p in problems] == ["run-token-used"] else None
         if problems and spent is None:
             raise HbenchError.from_problems(problems)

@@ -31,15 +31,6 @@ class RegradePlan:
 
 
 @dataclass(frozen=True)
-class RegradeSetup:
-    """How the service regrades: whether at all, and where it keeps datasets' task files
-    besides the demo's (`HBENCH_REGRADE_ENABLED`, `HBENCH_REGRADE_TASKS_DIR`)."""
-
-    enabled: bool = False
-    tasks_root: Path | None = None
-
-
-@dataclass(frozen=True)
 class RegradeInput:
     """What decides whether a job can be regraded."""
 

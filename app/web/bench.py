@@ -11,7 +11,6 @@ to `POST /bench/upload`.
 
 from __future__ import annotations
 
-import functools
 import math
 import uuid
 from typing import Annotated, Any
@@ -28,11 +27,8 @@ from app.bench.retention import policy_of
 from app.bench.routes import take_upload
 from app.bench.schemas import JobDetail, UploadAccepted
 from app.bench.uploader import Uploader, get_uploader
-from app.blobs import BlobStore
-from app.clock import Clock, ClockDep
 from app.db.models import IssuedRun, IssuedRunStatus, Job
-from app.db.session import Database
-from app.dependencies import BlobStoreDep, DatabaseDep, SettingsDep
+from app.dependencies import BlobStoreDep
 from app.errors import envelope
 from app.publish import service as publishing
 from app.publish.choice import BoardChoiceError
@@ -42,12 +38,11 @@ from app.runs import service as runs
 from app.runs.run_token import RUN_TOKEN_HEADER, unknown_token
 from app.runs.spec import execution_of
 from app.runs.status import effective_status
-from app.settings import Settings
+from app.services import Services, ServicesDep
 from app.web import csrf
 from app.web.evidence import evidence_view, regrade_view
 from app.web.pages import Page, PageDep, page_status
 from hbench.errors import HbenchError
-from registry.loader import Registry
 
 router = APIRouter(include_in_schema=False)
 
@@ -99,22 +94,14 @@ def your_bench(page: PageDep, done: str | None = None) -> HTMLResponse:
 @router.post("/bench/upload")
 async def upload(
     request: Request,
-    *,
-    settings: SettingsDep,
-    database: DatabaseDep,
-    blobs: BlobStoreDep,
-    registry: RegistryDep,
-    clock: ClockDep,
+    services: ServicesDep,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
 ) -> JSONResponse:
     """The page script's upload: the archive as the body, the form token and the run token
     (when one was pasted) in headers. Refusals come back in the API's envelope, which the
     script shows."""
     try:
-        job_id = await receive_upload(
-            request, settings=settings, database=database, blobs=blobs, registry=registry,
-            clock=clock, credentials=credentials,
-        )  # fmt: skip
+        job_id = await receive_upload(request, services, credentials)
     except HbenchError as error:
         problems = error.problems
         return JSONResponse(
@@ -127,40 +114,24 @@ async def upload(
 
 
 async def receive_upload(
-    request: Request,
-    *,
-    settings: Settings,
-    database: Database,
-    blobs: BlobStore,
-    registry: Registry,
-    clock: Clock,
-    credentials: HTTPAuthorizationCredentials | None,
+    request: Request, services: Services, credentials: HTTPAuthorizationCredentials | None
 ) -> uuid.UUID:
     """Check who sends the upload, then take it in as `POST /api/bench/uploads` does."""
     run_token = request.headers.get(RUN_TOKEN_HEADER) or None
-    check = functools.partial(
-        page_uploader, request, settings=settings, database=database, clock=clock,
-        credentials=credentials, run_token=run_token,
-    )  # fmt: skip
-    uploader = await run_in_threadpool(check)
-    stored = await take_upload(
-        request, uploader, settings=settings, database=database, blobs=blobs,
-        registry=registry, clock=clock,
-    )  # fmt: skip
+    uploader = await run_in_threadpool(page_uploader, request, services, credentials, run_token)
+    stored = await take_upload(request, uploader, services)
     return stored.row.id
 
 
 def page_uploader(
     request: Request,
-    *,
-    settings: Settings,
-    database: Database,
-    clock: Clock,
+    services: Services,
     credentials: HTTPAuthorizationCredentials | None,
     run_token: str | None,
 ) -> Uploader:
     """The signed-in person as the uploader, checked against forgery; with a run token, the
     run it belongs to, which must be theirs."""
+    settings, database, clock = services.settings, services.database, services.clock
     with database.session() as session:
         caller: Caller = current_caller(request, session, settings, credentials, clock)
         if caller.via != "token":
@@ -169,14 +140,7 @@ def page_uploader(
         account_id, login = caller.account.id, caller.account.login
     if run_token is None:
         return Uploader(account_id, login)
-    uploader = get_uploader(
-        request,
-        database=database,
-        settings=settings,
-        clock=clock,
-        credentials=None,
-        run_token=run_token,
-    )
+    uploader = get_uploader(request, services, None, run_token)
     if uploader.account_id != account_id:
         why = f"belongs to a run issued to another account than {login}"
         raise HbenchError.from_problems([unknown_token(why)])
