@@ -130,7 +130,7 @@ def check(archive: Path, out: Path, with_integrity: bool) -> float:
     from app.checks.store_checks import STORE_CHECKS  # noqa: PLC0415
     from app.checks.table import run_table  # noqa: PLC0415
     from app.uploads.archive import extract  # noqa: PLC0415
-    from hbench.jobs.consistency import task_digests  # noqa: PLC0415
+    from hbench.jobs.locks import task_digests  # noqa: PLC0415
     from registry.loader import load_registry  # noqa: PLC0415
     from registry.pins import differing_tasks  # noqa: PLC0415
 
@@ -192,8 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         child(op, Path(archive), Path(out))
         return 0
     sys.path.insert(0, str(ROOT))
-    from hbench.jobs.manifest import seal  # noqa: PLC0415
     from hbench.jobs.pack import pack_to_path  # noqa: PLC0415
+    from hbench.jobs.sealing import seal  # noqa: PLC0415
 
     tasks, size = (50, 50 * MIB) if args.quick else (500, 500 * MIB)
     with tempfile.TemporaryDirectory(prefix="hbench-integrity-") as tmp:

@@ -135,7 +135,8 @@ def run_child(op: str, job: Path) -> Run:
 
 def child(op: str, job: Path) -> None:
     """In the child: time the operation and print it with the RSS before and after, as JSON."""
-    from hbench.jobs.manifest import seal, verify  # noqa: PLC0415 - imports count in the baseline
+    from hbench.jobs.sealing import seal  # noqa: PLC0415 - imports count in the baseline
+    from hbench.jobs.verification import verify  # noqa: PLC0415 - imports count in the baseline
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()

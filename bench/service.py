@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 from app.health import wait_until_healthy
 from hbench.demo import demo_spec
-from hbench.jobs.manifest import load_manifest, seal
+from hbench.jobs.manifest import load_manifest
 from hbench.jobs.pack import pack
+from hbench.jobs.sealing import seal
 from registry.demo import materialize
 
 if TYPE_CHECKING:

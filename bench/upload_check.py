@@ -112,7 +112,7 @@ def sizes(total: int, count: int, rng: random.Random) -> list[int]:
 
 def build_job(parent: Path, name: str, total: int, trials: int, seed: int = 7) -> Path:
     """A sealed, Harbor-shaped job of `trials` trials holding about `total` bytes."""
-    from hbench.jobs.manifest import seal  # noqa: PLC0415 - the parent must not import it
+    from hbench.jobs.sealing import seal  # noqa: PLC0415 - the parent must not import it
 
     rng = random.Random(seed)  # noqa: S311 - reproducible test data, not secrets
     text = text_pool(rng, 16 * MIB)
@@ -224,7 +224,8 @@ def child(op: str, archive: Path, out: Path) -> None:
     """In the child: check (or check and redact) the archive once; print the figures."""
     from app.uploads.archive import extract, scratch_folder  # noqa: PLC0415 - counted in base
     from app.uploads.redact import redact_folder  # noqa: PLC0415
-    from hbench.jobs.manifest import compare, parse_manifest  # noqa: PLC0415
+    from hbench.jobs.manifest import parse_manifest  # noqa: PLC0415
+    from hbench.jobs.verification import compare  # noqa: PLC0415
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with scratch_folder(out) as scratch:

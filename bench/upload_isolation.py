@@ -38,8 +38,9 @@ from report import Row, emit, percentile
 from service import make_tokens, run_demo_job, running_service
 
 from app.uploads.redaction.adversarial import dense
-from hbench.jobs.manifest import load_manifest, seal
+from hbench.jobs.manifest import load_manifest
 from hbench.jobs.pack import pack
+from hbench.jobs.sealing import seal
 
 MIB = 1024 * 1024
 GOAL_RATIO = 3.0

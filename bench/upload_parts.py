@@ -29,8 +29,8 @@ from pathlib import Path
 from report import Row, emit, median
 from service import make_tokens, run_demo_job, running_service, variant
 
-from hbench.jobs.manifest import seal
 from hbench.jobs.pack import pack_to_path
+from hbench.jobs.sealing import seal
 from hbench.upload import send_archive
 from hbench.upload_parts import DEFAULT_PART_MIB, send_in_parts
 

@@ -22,7 +22,7 @@ from hbench.errors import HbenchError, Problem
 if TYPE_CHECKING:
     import httpx
 
-    from hbench.jobs.reader import Job
+    from hbench.jobs.models import Job
 
 RUNS_PATH = "/v1/runs"
 DEFAULT_URL = "http://127.0.0.1:8000"

@@ -16,7 +16,8 @@ from typing import Any
 
 from hbench.atomic import atomic_writer
 from hbench.errors import HbenchError
-from hbench.jobs.reader import Job, read_job
+from hbench.jobs.models import Job
+from hbench.jobs.reader import read_job
 from hbench.push import DEFAULT_METRIC, summary_from_job
 from registry.loader import Registry
 from registry.pull.manifest import ORACLE_RECORD, read_manifest, read_oracle, tasks_digest

@@ -45,8 +45,9 @@ from app.services import Services, ServicesRecipe
 from app.uploads.archive import ExtractedJob
 from app.uploads.redact import redact_folder_by_rule, redact_text
 from hbench.errors import HbenchError, Problem
-from hbench.jobs.consistency import task_digests
-from hbench.jobs.manifest import MANIFEST_NAME, Manifest, job_identity, parse_manifest
+from hbench.jobs.identity import job_identity
+from hbench.jobs.locks import task_digests
+from hbench.jobs.manifest import MANIFEST_NAME, Manifest, parse_manifest
 from hbench.jobs.models import Job as HarborJob
 from hbench.jobs.pack import pack
 from hbench.jobs.reader import read_job

@@ -36,8 +36,10 @@ from hbench.errors import Problem
 from hbench.jobs.completeness import completeness_problems
 from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS
 from hbench.jobs.consistency import consistency_problems
-from hbench.jobs.manifest import MANIFEST_NAME, check_hbench_version, compare, identity_problems
+from hbench.jobs.identity import identity_problems
+from hbench.jobs.manifest import MANIFEST_NAME
 from hbench.jobs.models import Job
+from hbench.jobs.verification import check_hbench_version, compare
 from registry.placement import MAX_ATTEMPTS
 
 # The manifest: present, matching the bytes, recent enough, naming this job.

@@ -32,7 +32,7 @@ from app.db.summary import (
     UploadSize,
 )
 from app.uploads.redact import redact_text
-from hbench.jobs.consistency import task_digests
+from hbench.jobs.locks import task_digests
 from hbench.jobs.manifest import Manifest
 from hbench.jobs.models import Job, Trial
 from registry.placement import EntrySettings

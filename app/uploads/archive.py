@@ -4,7 +4,7 @@ The body is read chunk by chunk and never held whole: each chunk is counted
 against the sent cap, inflated in bounded pieces, and parsed as tar by hand
 (`app.uploads.tar_format`, `app.uploads.tar_reader`), so every cap applies before
 the bytes it guards are written. Each regular file is written once, hashed as it is written, and its
-(size, sha256) kept for the manifest check (`hbench.jobs.manifest.compare`).
+(size, sha256) kept for the manifest check (`hbench.jobs.verification.compare`).
 
 Anything a job folder can't hold is refused with its rule code: links, devices
 and other special members, absolute or `..` paths, duplicates, a second job

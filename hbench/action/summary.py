@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hbench.jobs.reader import Job
+from hbench.jobs.models import Job
 
 
 def cell(value: object) -> str:

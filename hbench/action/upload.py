@@ -29,9 +29,11 @@ from hbench.action.sign import sign_job
 from hbench.action.summary import job_summary
 from hbench.errors import HbenchError, Problem
 from hbench.issue import RUN_FILE, UPLOADS_PATH
-from hbench.jobs.manifest import verify as verify_manifest
+from hbench.jobs.completeness import completeness_problems
+from hbench.jobs.models import Job
 from hbench.jobs.pack import pack_to_path
-from hbench.jobs.reader import Job, completeness_problems, read_job
+from hbench.jobs.reader import read_job
+from hbench.jobs.verification import verify as verify_manifest
 from hbench.limits import UPLOAD_MAX_BYTES
 from hbench.upload import RUN_TOKEN_HEADER, send_archive
 

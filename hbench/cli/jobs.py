@@ -28,7 +28,7 @@ from hbench.limits import UPLOAD_MAX_BYTES
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from hbench.jobs.reader import Job
+    from hbench.jobs.models import Job
     from hbench.upload import UploadAnswer
 
 app = typer.Typer(
@@ -68,9 +68,10 @@ def resume(job_path: JobPath) -> None:
 
 def job_problems(job_dir: Path) -> tuple[Job | None, list[Problem]]:
     """Everything wrong with a job: integrity against its manifest, then finished and complete."""
+    from hbench.jobs.completeness import completeness_problems  # noqa: PLC0415
     from hbench.jobs.consistency import consistency_problems  # noqa: PLC0415
-    from hbench.jobs.manifest import verify as verify_manifest  # noqa: PLC0415
-    from hbench.jobs.reader import completeness_problems, read_job  # noqa: PLC0415
+    from hbench.jobs.reader import read_job  # noqa: PLC0415
+    from hbench.jobs.verification import verify as verify_manifest  # noqa: PLC0415
 
     with folder_progress("verifying", job_dir) as advance:
         problems = list(verify_manifest(job_dir, progress=advance))

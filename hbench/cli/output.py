@@ -91,7 +91,7 @@ def folder_size(folder: Path) -> int:
 
 def seal_with_progress(job_dir: Path, *, spec_digest: str | None = None) -> Manifest:
     """Seal a job folder with a progress bar over the bytes hashed."""
-    from hbench.jobs.manifest import seal  # noqa: PLC0415
+    from hbench.jobs.sealing import seal  # noqa: PLC0415
 
     with folder_progress("sealing", job_dir) as advance:
         return seal(job_dir, spec_digest=spec_digest, progress=advance)

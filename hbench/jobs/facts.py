@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 
 from hbench.errors import HbenchError
-from hbench.jobs.consistency import task_digests
+from hbench.jobs.locks import task_digests
 from hbench.jobs.models import Job
 from registry.placement import JobFacts, TrialFacts
 from registry.settings import agent_options, settings_from_config

@@ -32,18 +32,11 @@ from pathlib import Path
 from typing import Final
 
 from hbench.errors import HbenchError, Problem
-from hbench.jobs.manifest import (
-    MANIFEST_NAME,
-    Manifest,
-    ManifestFile,
-    Progress,
-    compare,
-    folder_identity_problems,
-    hash_files,
-    load_manifest,
-    unsafe_problem,
-)
+from hbench.jobs.identity import folder_identity_problems
+from hbench.jobs.manifest import MANIFEST_NAME, Manifest, ManifestFile, load_manifest
+from hbench.jobs.sealing import Progress, hash_files, unsafe_problem
 from hbench.jobs.tree import scan
+from hbench.jobs.verification import compare
 
 REWRITTEN: Final = frozenset({"config.json", "lock.json", "result.json"})
 """The job's files Harbor's `Job.run()` writes again on every resume."""

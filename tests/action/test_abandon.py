@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.db.models import IssuedRun, IssuedRunStatus
-from hbench.action import run
+from hbench.action import image
 from hbench.action.protocol import Actions, Inputs
 from hbench.errors import HbenchError
 from tests.action.conftest import IMAGE, ROOT, CallerGitHub, RunnerJob, Service
@@ -96,7 +96,7 @@ def test_without_an_image_the_step_runs_this_versions_image_when_the_runner_has_
     del runner_image  # built: the runner has it under its tag
     actions, inputs = step_of(runner_job, tmp_path / "no-dockerfile-here")
 
-    assert run.runner_image(actions, inputs, runner_job.env, tag=IMAGE) == IMAGE
+    assert image.runner_image(actions, inputs, runner_job.env, tag=IMAGE) == IMAGE
     assert isinstance(actions.out, io.StringIO)
     assert (
         actions.out.getvalue() == f"using the runner image {IMAGE}, which this runner has already\n"
@@ -114,7 +114,7 @@ def test_a_base_that_cant_be_pulled_stops_the_step_before_any_build(
     tag = f"hbench-runner:never-built-{uuid.uuid4().hex[:8]}"
 
     with pytest.raises(HbenchError) as raised:
-        run.runner_image(actions, inputs, runner_job.env, tag=tag)
+        image.runner_image(actions, inputs, runner_job.env, tag=tag)
 
     (problem,) = raised.value.problems
     assert problem.code == "action-image-unavailable"
@@ -122,4 +122,4 @@ def test_a_base_that_cant_be_pulled_stops_the_step_before_any_build(
     assert "registry.invalid/hbench/python:3.12 can't be pulled (" in problem.message
     assert isinstance(actions.out, io.StringIO)
     assert "building" not in actions.out.getvalue()
-    assert not run.image_present("docker", tag, runner_job.env)
+    assert not image.image_present("docker", tag, runner_job.env)

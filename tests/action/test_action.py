@@ -25,7 +25,7 @@ import pytest
 from sqlalchemy import select
 
 from app.db.models import IssuedRun, Job
-from hbench.action.run import DOCKER_SOCKET
+from hbench.action.container import DOCKER_SOCKET
 from hbench.jobs.reader import read_job
 from tests.action.conftest import (
     IMAGE,

@@ -18,8 +18,8 @@ import pytest
 from sqlalchemy import select
 
 from app.db.models import IssuedRun, IssuedRunStatus, Job
-from hbench.action.run import compose_project
-from hbench.jobs.manifest import verify
+from hbench.action.container import compose_project
+from hbench.jobs.verification import verify
 from tests.action.conftest import IMAGE, ROOT, CallerGitHub, chown_tree, read_json
 
 pytestmark = pytest.mark.docker

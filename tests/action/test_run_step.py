@@ -15,7 +15,10 @@ import pytest
 
 from hbench import __version__
 from hbench.action import run
+from hbench.action.container import docker_run
+from hbench.action.image import DEFAULT_IMAGE, docker_build
 from hbench.action.protocol import Inputs
+from hbench.action.run_plan import MissingVariableError, plan
 from hbench.action.variables import (
     MODEL_KEYS,
     PASSED_BY_NAME,
@@ -119,7 +122,7 @@ def test_extra_values_enter_by_name_and_are_masked(runner_job: RunnerJob) -> Non
     environ = {"HBENCH_EXTRA_ENV": "LAB_TOKEN=lab-secret-value-42\n", "OPENAI_API_KEY": "sk-x"}
     inputs = Inputs({"INPUT_RUN_DIR": str(run_dir), "INPUT_PASS_ENV": "LAB_TOKEN"})
 
-    planned = run.plan(inputs, runner_job.workspace, environ)
+    planned = plan(inputs, runner_job.workspace, environ)
 
     assert planned.names == ("HARBOR_TELEMETRY", "OPENAI_API_KEY", "LAB_TOKEN")
     assert planned.values == {"LAB_TOKEN": "lab-secret-value-42", "HARBOR_TELEMETRY": "0"}
@@ -134,7 +137,7 @@ def test_a_job_an_earlier_attempt_left_is_resumed_not_run_again(runner_job: Runn
     job_dir.mkdir(parents=True)
     (job_dir / "config.json").write_text("{}")
 
-    planned = run.plan(Inputs({"INPUT_RUN_DIR": str(run_dir)}), runner_job.workspace, {})
+    planned = plan(Inputs({"INPUT_RUN_DIR": str(run_dir)}), runner_job.workspace, {})
 
     assert planned.resumed
     assert planned.command == ("hbench", "jobs", "resume", "--path", str(job_dir))
@@ -157,12 +160,12 @@ def test_the_sandboxes_keys_enter_by_name_and_a_missing_one_stops_the_step(
     run_dir = issued_folder(runner_job, needed)
     environ = {"DAYTONA_API_KEY": "dtn-secret", "MODAL_TOKEN_ID": "ak-1", "UNLISTED": "x"}
 
-    planned = run.plan(Inputs({"INPUT_RUN_DIR": str(run_dir)}), runner_job.workspace, environ)
+    planned = plan(Inputs({"INPUT_RUN_DIR": str(run_dir)}), runner_job.workspace, environ)
 
     assert planned.names == ("HARBOR_TELEMETRY", "DAYTONA_API_KEY", "MODAL_TOKEN_ID")
-    assert "dtn-secret" not in run.docker_run(planned, runner_job.workspace, IMAGE)
-    with pytest.raises(run.MissingVariableError, match="DAYTONA_API_KEY"):
-        run.plan(Inputs({"INPUT_RUN_DIR": str(run_dir)}), runner_job.workspace, {})
+    assert "dtn-secret" not in docker_run(planned, runner_job.workspace, IMAGE)
+    with pytest.raises(MissingVariableError, match="DAYTONA_API_KEY"):
+        plan(Inputs({"INPUT_RUN_DIR": str(run_dir)}), runner_job.workspace, {})
 
 
 def test_the_sandbox_allow_list_holds_what_harbors_environments_read() -> None:
@@ -190,11 +193,11 @@ def test_the_sandbox_allow_list_holds_what_harbors_environments_read() -> None:
 def test_without_an_image_the_step_builds_one_from_the_actions_dockerfile() -> None:
     action_path = ROOT / "actions" / "run"
 
-    argv = run.docker_build(action_path, run.DEFAULT_IMAGE)
+    argv = docker_build(action_path, DEFAULT_IMAGE)
 
     dockerfile = str(action_path / "Dockerfile")
-    assert f"hbench-runner:{__version__}" == run.DEFAULT_IMAGE
-    assert argv == ["docker", "build", "--tag", run.DEFAULT_IMAGE, "--file", dockerfile, str(ROOT)]
+    assert f"hbench-runner:{__version__}" == DEFAULT_IMAGE
+    assert argv == ["docker", "build", "--tag", DEFAULT_IMAGE, "--file", dockerfile, str(ROOT)]
 
 
 @pytest.mark.docker

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from hbench.action.container import DOCKER_SOCKET, docker_run
 from hbench.action.protocol import Inputs
-from hbench.action.run import DOCKER_SOCKET, docker_run, plan
+from hbench.action.run_plan import plan
 from tests.action.conftest import IMAGE, chown_tree
 from tests.http_stub import StubHandler, stub_server
 

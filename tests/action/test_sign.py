@@ -17,7 +17,9 @@ from pathlib import Path
 import jwt
 import pytest
 
-from hbench.jobs.manifest import SIGNATURE_NAME, load_manifest, seal, verify
+from hbench.jobs.manifest import SIGNATURE_NAME, load_manifest
+from hbench.jobs.sealing import seal
+from hbench.jobs.verification import verify
 from hbench.provenance import TrustedRelease, check_signature
 from tests.action.conftest import token_endpoint
 from tests.conftest import HarborJobFactory

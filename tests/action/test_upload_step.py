@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hbench.action import upload
-from hbench.jobs.manifest import seal
+from hbench.jobs.sealing import seal
 from tests.action.conftest import token_endpoint
 from tests.conftest import HarborJobFactory
 from tests.hbench.cli.upload_server import UploadServer, upload_server

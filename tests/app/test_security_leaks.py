@@ -23,7 +23,8 @@ from app.datarepo.git import clean_environment, git_executable
 from app.db.migrate import upgrade
 from app.db.models import OutboxEntry
 from app.db.session import make_engine
-from hbench.jobs.manifest import load_manifest, seal
+from hbench.jobs.manifest import load_manifest
+from hbench.jobs.sealing import seal
 from tests.app.bench.conftest import sealed
 from tests.app.bench.jobs import SealedJob, packed
 from tests.faults.conftest import Service, make_service

@@ -15,8 +15,9 @@ import pytest
 
 from hbench.jobs.completeness import completeness_problems
 from hbench.jobs.consistency import consistency_problems
-from hbench.jobs.manifest import seal, verify
 from hbench.jobs.reader import read_job
+from hbench.jobs.sealing import seal
+from hbench.jobs.verification import verify
 from registry.demo import DATASET_REF, TASKS_DIR
 from tests.conftest import run_harbor
 from tools import dockerhost, images

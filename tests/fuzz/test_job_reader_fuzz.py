@@ -24,8 +24,10 @@ from hypothesis import strategies as st
 
 from hbench.codes import CODE_NAMES
 from hbench.errors import HbenchError, Problem
-from hbench.jobs.manifest import MANIFEST_NAME, verify
-from hbench.jobs.reader import completeness_problems, read_job
+from hbench.jobs.completeness import completeness_problems
+from hbench.jobs.manifest import MANIFEST_NAME
+from hbench.jobs.reader import read_job
+from hbench.jobs.verification import verify
 from tests.app.bench.jobs import SealedJob
 
 from .conftest import fuzz_settings

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from hbench.jobs.manifest import seal
+from hbench.jobs.sealing import seal
 
 MIB = 1024 * 1024
 WRITE_CHUNK = 8 * MIB

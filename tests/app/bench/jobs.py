@@ -17,8 +17,9 @@ from typing import Any
 
 from hbench.demo import demo_spec
 from hbench.digest import spec_digest
-from hbench.jobs.manifest import MANIFEST_NAME, parse_manifest, seal
+from hbench.jobs.manifest import MANIFEST_NAME, parse_manifest
 from hbench.jobs.pack import pack
+from hbench.jobs.sealing import seal
 from tests.conftest import HarborJobFactory
 
 # The oracle, two attempts per task, as the reader's tests run it (one run per session).

@@ -30,8 +30,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy.orm import Session
 
-from hbench.jobs.manifest import seal
 from hbench.jobs.reader import read_job
+from hbench.jobs.sealing import seal
 from hbench.sandbox import IMPORT_PATH
 from tests.conftest import run_harbor
 from tests.support.jobcache import JobCache

@@ -19,9 +19,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import OperationalError
 
 from app.bench.pool import run_in_worker, worker_pool
-from app.services import sent, shared_url
 from app.errors import is_database_unavailable
 from app.main import create_app
+from app.services import sent, shared_url
 from app.settings import Settings
 from hbench.errors import HbenchError, Problem
 

@@ -25,7 +25,8 @@ from app.datarepo.service import writer_for
 from app.db.models import Job, OutboxEntry
 from app.db.session import Database
 from app.settings import Settings
-from hbench.jobs.manifest import load_manifest, seal
+from hbench.jobs.manifest import load_manifest
+from hbench.jobs.sealing import seal
 from registry.datarepo.models import BoardRows
 
 from ..bench.conftest import NOW, FakeClock, clock, sealed, sealed_archive, upload

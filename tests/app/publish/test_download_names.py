@@ -14,7 +14,8 @@ import pytest
 from fastapi.testclient import TestClient
 from httpx import Response
 
-from hbench.jobs.manifest import load_manifest, seal
+from hbench.jobs.manifest import load_manifest
+from hbench.jobs.sealing import seal
 
 from ..bench.jobs import SealedJob, packed
 from ..conftest import REMOTE, TokenFactory, bearer

@@ -33,7 +33,7 @@ from app.runs.shards import shard_spec, split
 from app.settings import Settings
 from hbench.demo import demo_spec
 from hbench.digest import spec_digest
-from hbench.jobs.manifest import seal
+from hbench.jobs.sealing import seal
 from tests.conftest import HarborJobFactory
 
 from ..bench.conftest import run_token, upload

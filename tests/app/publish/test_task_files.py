@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from app.registry import default_registry, get_registry
 from hbench.demo import demo_spec
 from hbench.digest import spec_digest
-from hbench.jobs.manifest import seal
+from hbench.jobs.sealing import seal
 from registry.loader import Registry
 
 from ..bench.conftest import FakeClock, issue_run, run_token, upload

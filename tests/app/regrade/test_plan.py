@@ -9,7 +9,7 @@ import pytest
 
 from app.db.models import RegradeStatus
 from app.regrade.plan import RegradeInput, plan_regrade, redacted_trials
-from hbench.jobs.consistency import task_digests
+from hbench.jobs.locks import task_digests
 from hbench.jobs.models import Job
 from hbench.jobs.reader import read_job
 from registry.demo import DATASET_REF, TASKS_DIR

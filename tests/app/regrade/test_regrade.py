@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from app.db.models import Regrade, RegradeStatus
 from app.main import create_app
 from app.settings import Settings
-from hbench.jobs.manifest import seal
+from hbench.jobs.sealing import seal
 from tests.conftest import HarborJobFactory
 
 from ..bench.conftest import FakeClock, issue_run, run_token, upload

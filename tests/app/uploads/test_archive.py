@@ -37,8 +37,9 @@ from app.uploads.archive import (
 )
 from hbench.codes import CODE_NAMES
 from hbench.errors import HbenchError
-from hbench.jobs.manifest import compare, seal
 from hbench.jobs.pack import pack
+from hbench.jobs.sealing import seal
+from hbench.jobs.verification import compare
 from tests.app.uploads.tarbuild import (
     GNU_MAGIC,
     end,

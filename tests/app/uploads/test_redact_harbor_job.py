@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.uploads.redact import REDACTED, find_secrets, redact_folder_by_rule
-from hbench.jobs.manifest import seal
+from hbench.jobs.sealing import seal
 from hbench.jobs.tree import scan
 from tests.app.uploads.test_redact import RANDOM40, fake
 from tests.conftest import HarborJobFactory

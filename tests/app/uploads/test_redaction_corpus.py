@@ -39,7 +39,7 @@ from app.datarepo.service import rebuild_site
 from app.settings import Settings
 from app.uploads.redact import REDACTED, RedactingStream, redact_folder_by_rule, redact_text
 from app.uploads.redaction.patterns import GITLEAKS_FILE
-from hbench.jobs.manifest import seal
+from hbench.jobs.sealing import seal
 from hbench.jobs.tree import scan
 from tests.app.bench.conftest import job_rows, sealed
 from tests.app.bench.jobs import SealedJob, packed, reseal, trial_folders

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from hbench.jobs.consistency import consistency_problems, zone_offset
+from hbench.jobs.consistency import consistency_problems
 from hbench.jobs.reader import read_job
+from hbench.jobs.trial_times import zone_offset
 from hbench.sandbox import IMPORT_PATH
 from registry.demo import DATASET_REF
 from tests.conftest import run_harbor

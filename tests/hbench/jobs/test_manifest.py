@@ -21,18 +21,14 @@ from hbench.errors import HbenchError, Problem
 from hbench.jobs.manifest import (
     FORMAT,
     MANIFEST_NAME,
-    MIN_HBENCH_VERSION,
     Manifest,
     ManifestFile,
-    check_hbench_version,
-    compare,
-    hash_files,
     load_manifest,
     parse_manifest,
-    seal,
-    verify,
 )
+from hbench.jobs.sealing import hash_files, seal
 from hbench.jobs.spec_record import SPEC_NAME
+from hbench.jobs.verification import MIN_HBENCH_VERSION, check_hbench_version, compare, verify
 from hbench.limits import MANIFEST_MAX_BYTES
 from tests.conftest import HarborJobFactory, run_harbor
 

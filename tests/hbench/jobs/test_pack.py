@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hbench.errors import HbenchError
-from hbench.jobs.manifest import seal, verify
 from hbench.jobs.pack import PackResult, pack, pack_to_path
+from hbench.jobs.sealing import seal
+from hbench.jobs.verification import verify
 from hbench.limits import UNPACKED_MAX_BYTES, UPLOAD_MAX_BYTES
 from tests.conftest import HarborJobFactory
 

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from hbench.errors import HbenchError
+from hbench.jobs.completeness import completeness_problems, require_complete
 from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS
 from hbench.jobs.models import Job
-from hbench.jobs.reader import completeness_problems, cut_off_trials, read_job, require_complete
+from hbench.jobs.reader import cut_off_trials, read_job
 from hbench.sandbox import IMPORT_PATH
 from tests.data import agents
 from tests.hbench.jobs.conftest import resume

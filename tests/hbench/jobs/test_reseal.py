@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from hbench.errors import HbenchError, Problem
-from hbench.jobs.manifest import MANIFEST_NAME, Manifest, ManifestFile, seal
+from hbench.jobs.manifest import MANIFEST_NAME, Manifest, ManifestFile
 from hbench.jobs.reseal import APPENDED, REWRITTEN, check_resumable, resume_problems
+from hbench.jobs.sealing import seal
 from tests.conftest import HarborJobFactory, run_harbor
 from tests.hbench.jobs.test_manifest import files_on_disk
 from tests.hbench.jobs.test_manifest import sealed as sealed  # noqa: PLC0414 - a fixture, by name
