@@ -25,7 +25,7 @@ from registry.datarepo import layout
 from registry.datarepo.models import AuditEvent, IssuedRuns, PublishedRun
 from registry.datarepo.state import RepoState, recompute_all, registry_of
 from registry.jsonfile import canonical, dumps
-from sitebuild.audit import audit_files
+from sitebuild.audit_checkout import audit_files
 from sitebuild.source import read_data_repo
 
 HBENCH = Path(sys.executable).with_name("hbench")

@@ -5,31 +5,32 @@ page spends most of its time in the template machinery: a context per page, a ca
 macro, an escape per expression. Here the page is a few `html()` templates over one run
 (`sitebuild.html`: every value escaped unless it is HTML the site made), inside the frame
 `base.html` renders once per depth (`render.frame`).
+
+Its notices are `sitebuild.run_notices`, and the sections below its facts (where it ran,
+its redactions, its settings) `sitebuild.run_sections`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from functools import lru_cache
 
-from registry.datarepo.models import Provenance, PublishedRun
+from registry.datarepo.models import PublishedRun
 from registry.schema import MetricScale
 from sitebuild import page as paths
 from sitebuild.evidence import run_section
 from sitebuild.format import (
     CRUMB,
-    NONE,
     count,
     duration,
     interval,
     options,
-    runner,
     score,
     usd,
 )
-from sitebuild.html import NOTHING, Markup, const, join, template
+from sitebuild.html import Markup, const, join, template
 from sitebuild.page import Page
+from sitebuild.run_notices import notice
+from sitebuild.run_sections import config, provenance_html, redactions
 from sitebuild.run_signature import signature_section
 from sitebuild.views import RunContext, RunView, time_html
 
@@ -121,7 +122,7 @@ def render_main(each: Page) -> Markup:
         entry_href=entry_href,
         entry=run.entry.name,
         run_id=run.id,
-        notice=_notice(run, root),
+        notice=notice(run, root),
         score=_score(view, board.header.metric, board.header.metric_scale),
         owner=run.entry.owner,
         rank="" if row is None else f", rank group {row.rank_group}",
@@ -144,119 +145,14 @@ def render_main(each: Page) -> Markup:
         evidence_section=run_section(run, view.levels),
         provenance=provenance_html(run.provenance),
         signature=signature_section(run, context.bundle),
-        config=_config(run),
-        redactions=_redactions(run),
+        config=config(run),
+        redactions=redactions(run),
         tasks=len(run.results),
         attempts_most=view.attempts,
         plural="s" if view.attempts > 1 else "",
         filter=_FILTER,
         headers=_attempt_headers(view.attempts),
         task_rows=view.task_rows,
-    )
-
-
-_COMMIT = template("<code>{commit}</code>")
-_RUNNER_KIND = template("{kind}")
-_ACTIONS_FACTS = template(
-    '<p><span class="badge actions" title="Issued from GitHub Actions">GitHub Actions</span>'
-    " On GitHub Actions, as the workflow's verified OIDC token says:</p>\n"
-    '<dl class="facts">\n'
-    "<dt>Repository</dt><dd>{where}</dd>\n"
-    "<dt>Workflow</dt><dd><code>{workflow}</code></dd>\n"
-    "{job}"
-    "<dt>Ref</dt><dd><code>{ref}</code></dd>\n"
-    "<dt>Commit</dt><dd>{commit}</dd>\n"
-    "<dt>Actions run</dt><dd>{run}</dd>\n"
-    "<dt>Runner</dt><dd>{kind}</dd>\n"
-    "</dl>\n"
-)
-_COMMIT_LINK = template('<a href="{github}/commit/{sha}">{commit}</a>')
-_ACTIONS_RUN_LINK = template('<a href="{github}/actions/runs/{id}">{id}</a>')
-_JOB_WORKFLOW = template(
-    "<dt>Job's workflow</dt><dd><code>{ref}</code> (<code>job_workflow_ref</code>)</dd>\n"
-)
-_RUNNER_NAMED = template("{kind} (<code>{runner}</code>)")
-_REPOSITORY_LINK = template('<a href="{github}">{repo}</a>')
-
-
-def provenance_html(p: Provenance) -> Markup:
-    """Where the run ran: every verified claim of an Actions run, linked to GitHub."""
-    if p.kind != "actions":
-        return const("<p>On its owner's machine.</p>\n")
-    github = f"https://github.com/{p.repository}"
-    commit = _COMMIT(commit=p.commit or NONE)
-    if p.repository and p.commit:
-        commit = _COMMIT_LINK(github=github, sha=p.commit, commit=commit)
-    run: object = p.run_id or NONE
-    if p.repository and p.run_id:
-        run = _ACTIONS_RUN_LINK(github=github, id=p.run_id)
-    job = NOTHING
-    if p.job_workflow_ref:
-        job = _JOB_WORKFLOW(
-            ref=p.job_workflow_ref,
-        )
-    kind = _RUNNER_KIND(kind=runner(p.runner))
-    if p.runner:
-        kind = _RUNNER_NAMED(kind=kind, runner=p.runner)
-    where: object = NONE
-    if p.repository:
-        where = _REPOSITORY_LINK(github=github, repo=p.repository)
-    return _ACTIONS_FACTS(
-        where=where,
-        workflow=p.workflow or NONE,
-        job=job,
-        ref=p.ref or NONE,
-        commit=commit,
-        run=run,
-        kind=kind,
-    )
-
-
-def _notice(run: PublishedRun, root: str) -> Markup:
-    return join([_status_notice(run, root), _files_deleted(run)])
-
-
-_CHANGED_ON = template(" on {at}")
-_WITHDRAWN = template(
-    '<p class="notice">Withdrawn by its owner{on}. Its score is off the board for good.</p>\n'
-)
-_TAKEN_DOWN = template(
-    '<p class="notice">Taken down by the maintainers{on}, for the reason '
-    '<code>{reason}</code> (the <a href="{audit}">audit log</a> has the '
-    "note). Its score is off the board.</p>\n"
-)
-
-
-def _status_notice(run: PublishedRun, root: str) -> Markup:
-    on = _CHANGED_ON(at=time_html(run.status_changed_at)) if run.status_changed_at else ""
-    if run.status == "withdrawn":
-        return _WITHDRAWN(
-            on=on,
-        )
-    if run.status == "taken_down":
-        return _TAKEN_DOWN(
-            on=on,
-            reason=run.take_down_reason or "",
-            audit=f"{root}{paths.audit()}",
-        )
-    return NOTHING
-
-
-_FILES_DELETED = template(
-    '<p class="notice" id="files-deleted">Its owner deleted the job, and its files with '
-    "it, on {at}: they can no longer be downloaded. {kept} "
-    "page keeps what the run recorded.</p>\n"
-)
-
-
-def _files_deleted(run: PublishedRun) -> Markup:
-    if run.files_deleted_at is None:
-        return NOTHING
-    public = run.status == "public"
-    kept = "Its score stays on the board as published; this" if public else "This"
-    return _FILES_DELETED(
-        at=time_html(run.files_deleted_at),
-        kept=kept,
     )
 
 
@@ -368,54 +264,6 @@ def _redacted(run: PublishedRun) -> Markup:
     )
 
 
-_REDACTIONS = template(
-    '<section aria-labelledby="redactions-heading">\n'
-    '<h2 id="redactions-heading">Redactions</h2>\n'
-    "<p>Values that looked like secrets were replaced before the job was stored; the "
-    "download holds the redacted files.</p>\n"
-    "{rules}"
-    '<table class="sortable" id="redactions-table">\n'
-    '<thead><tr><th scope="col">File</th>'
-    '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
-    "<tbody>\n{rows}</tbody>\n</table>\n</section>\n\n"
-)
-
-
-def _redactions(run: PublishedRun) -> Markup:
-    """What the service redacted before storing the job: how many values each rule found,
-    when the upload counted them, and how many each file held."""
-    if not run.redactions:
-        return NOTHING
-    return _REDACTIONS(
-        rules=_redaction_rules(run),
-        rows=_count_rows(run.redactions),
-    )
-
-
-_REDACTION_RULES = template(
-    '<table class="sortable" id="redaction-rules-table">\n'
-    "<caption>By the rule that found them</caption>\n"
-    '<thead><tr><th scope="col">Rule</th>'
-    '<th scope="col" data-type="number">Values replaced</th></tr></thead>\n'
-    "<tbody>\n{rows}</tbody>\n</table>\n"
-)
-
-
-def _redaction_rules(run: PublishedRun) -> Markup:
-    if not run.redaction_rules:
-        return NOTHING
-    return _REDACTION_RULES(
-        rows=_count_rows(run.redaction_rules),
-    )
-
-
-_COUNT_ROWS = template('<tr><td><code>{name}</code></td><td data-sort="{n}">{n}</td></tr>\n')
-
-
-def _count_rows(counts: Mapping[str, int]) -> Markup:
-    return join(_COUNT_ROWS(name=name, n=n) for name, n in sorted(counts.items()))
-
-
 _DOWNLOAD_LINK = template(
     '<a href="{href}">the redacted job</a> (a <code>.tar.gz</code> of its folder)'
 )
@@ -434,24 +282,4 @@ def _download(run: PublishedRun, service_url: str | None) -> Markup:
         return _DOWNLOAD_PATH(path=run.download)
     return _DOWNLOAD_LINK(
         href=service_url.rstrip("/") + run.download,
-    )
-
-
-_CONFIG_SHOWN = template(
-    "<p>The settings its board compares (timeouts, the agent's, the verifier's and the "
-    "environment's) where the job's config differs from Harbor's defaults:</p>\n"
-    '<pre class="config"><code>{text}</code></pre>\n'
-)
-
-
-def _config(run: PublishedRun) -> Markup:
-    """The job's comparability settings that differ from Harbor's defaults."""
-    if not run.config:
-        return const(
-            "<p>Harbor's defaults for every setting its board compares: timeouts, the "
-            "agent's, the verifier's and the environment's.</p>\n"
-        )
-    text = json.dumps(run.config, indent=2, sort_keys=True, ensure_ascii=False)
-    return _CONFIG_SHOWN(
-        text=text,
     )

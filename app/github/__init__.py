@@ -3,7 +3,8 @@ sign-in with GitHub, and installation tokens. GitHub Actions OIDC tokens and tru
 publishing are `app.auth.oidc` and `app.auth.trusted`.
 
 - `models.py`: the values the App speaks (repositories, users, comments, installations).
-- `client.py`: `GitHubPort`, the narrow interface to GitHub, and its githubkit client.
+- `port.py`: `GitHubPort`, the narrow interface to GitHub, and the dependency that gives it.
+- `client.py`: its githubkit client; `responses.py` reads that client's answers.
 - `webhooks.py`: `POST /api/github/webhooks`, verified at the edge, then dispatched.
 - `routing.py`: the event router each behaviour owns; `behaviours.py` joins them.
 - `events.py`: the few payload fields the behaviours read, as lenient models.

@@ -1,5 +1,4 @@
-"""`GitHubPort`, the narrow interface the service talks to GitHub through, and its
-githubkit client.
+"""`GitHubKitClient`, the githubkit client behind `GitHubPort` (`app.github.port`).
 
 The client authenticates as the App (a JWT signed with its private key), asks which
 installation covers a repository, and calls the REST API with that installation's token
@@ -13,20 +12,15 @@ from __future__ import annotations
 
 import base64
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
-from fastapi import Depends, Request
 from githubkit import AppAuthStrategy, GitHub, OAuthAppAuthStrategy, OAuthWebAuthStrategy
 from githubkit.auth import AppInstallationAuthStrategy
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import AuthExpiredError, RequestError, RequestFailed
-from githubkit.response import Response
 from githubkit.utils import UNSET
 
-from app.dependencies import SettingsDep
 from app.github.models import (
     CheckRun,
     Comment,
@@ -36,6 +30,14 @@ from app.github.models import (
     Reaction,
     Repo,
     Tree,
+)
+from app.github.responses import (
+    asking,
+    comment_from,
+    json_of,
+    request_failed,
+    unreachable,
+    user_from,
 )
 from app.settings import Settings
 from hbench.errors import HbenchError
@@ -53,61 +55,6 @@ MAX_PULL_FILE_PAGES = 30
 INSTALLATION_TTL_SECONDS = 300.0
 TIMEOUT_SECONDS = 10.0
 PERMISSIONS: frozenset[str] = frozenset({"admin", "write", "read", "none"})
-
-
-class GitHubPort(Protocol):
-    """What the service asks of GitHub. Each repository call runs as the App's
-    installation on that repository; failures raise `HbenchError`s."""
-
-    async def repo_installation(self, repo: Repo) -> Installation | None:
-        """The App's installation on a repository, or None where it is not installed."""
-        ...
-
-    async def collaborator_permission(
-        self, repo: Repo, login: str, user_id: int | None = None
-    ) -> Permission:
-        """A person's base permission on a repository (`none` for strangers). With
-        `user_id`, `none` unless GitHub answers for that account: the login may have been
-        renamed and taken by someone else since the caller read it."""
-        ...
-
-    async def create_comment(self, repo: Repo, issue_number: int, body: str) -> Comment:
-        """Comment on an issue or pull request."""
-        ...
-
-    async def edit_comment(self, repo: Repo, comment_id: int, body: str) -> Comment:
-        """Replace a comment's text."""
-        ...
-
-    async def find_marked_comment(
-        self, repo: Repo, issue_number: int, marker: str
-    ) -> Comment | None:
-        """The oldest comment this App wrote in a thread whose text holds `marker`."""
-        ...
-
-    async def react(self, repo: Repo, comment_id: int, reaction: Reaction) -> None:
-        """Add a reaction to a comment (again: no change)."""
-        ...
-
-    async def create_check_run(self, repo: Repo, check: CheckRun) -> int:
-        """Show a completed check run on a commit; returns its id."""
-        ...
-
-    async def pull_request_files(self, repo: Repo, number: int) -> list[str]:
-        """The paths a pull request changes (a renamed file's old path too)."""
-        ...
-
-    async def tree(self, repo: Repo, sha: str) -> Tree:
-        """Every file of a commit, by path, with its blob's sha."""
-        ...
-
-    async def blob(self, repo: Repo, sha: str) -> bytes:
-        """A file's content, by its blob's sha."""
-        ...
-
-    async def user_from_oauth_code(self, code: str, redirect_uri: str) -> GitHubUser:
-        """Exchange an OAuth web-flow code and return the user who granted it."""
-        ...
 
 
 class GitHubKitClient:
@@ -368,65 +315,3 @@ class GitHubKitClient:
         except RequestError as error:
             raise unreachable(error, "the signed-in user") from None
         return user_from(json_of(response))
-
-
-def json_of(response: Response[Any, Any]) -> dict[str, Any]:
-    """A response's JSON object, as sent: githubkit's typed views would hide no field
-    but insist on every one."""
-    data: dict[str, Any] = response.raw_response.json()
-    return data
-
-
-def user_from(data: dict[str, Any]) -> GitHubUser:
-    return GitHubUser(id=int(data["id"]), login=str(data["login"]), type=str(data.get("type", "")))
-
-
-def comment_from(data: dict[str, Any]) -> Comment:
-    app = data.get("performed_via_github_app")
-    return Comment(
-        id=int(data["id"]),
-        body=str(data.get("body") or ""),
-        author=user_from(data["user"]),
-        app_id=int(app["id"]) if isinstance(app, dict) and "id" in app else None,
-    )
-
-
-@contextmanager
-def asking(what: str) -> Iterator[None]:
-    """Turn githubkit's failures of one request into an error naming what was asked for."""
-    try:
-        yield
-    except RequestFailed as failed:
-        raise request_failed(failed, what) from None
-    except RequestError as error:
-        raise unreachable(error, what) from None
-
-
-def request_failed(
-    failed: RequestFailed, what: str, code: str = "github-request-failed"
-) -> HbenchError:
-    request = failed.request
-    return HbenchError(
-        code,
-        f"GitHub answered {failed.response.status_code} when asked for {what} "
-        f"({request.method} {request.url.path})",
-    )
-
-
-def unreachable(error: RequestError[Any], what: str) -> HbenchError:
-    return HbenchError(
-        "github-request-failed", f"GitHub could not be reached for {what}: {type(error).__name__}"
-    )
-
-
-def get_github(request: Request, settings: SettingsDep) -> GitHubPort:
-    """The app's GitHub client, made on first use and kept: it holds the token caches.
-    A FastAPI dependency: tests override it with a client into the fake GitHub."""
-    client = getattr(request.app.state, "github", None)
-    if not isinstance(client, GitHubKitClient):
-        client = GitHubKitClient.from_settings(settings)
-        request.app.state.github = client
-    return client
-
-
-GitHubDep = Annotated[GitHubPort, Depends(get_github)]

@@ -37,8 +37,8 @@ from app.clock import ClockDep
 from app.db.models import Account
 from app.db.session import Database
 from app.dependencies import DatabaseDep, SettingsDep
-from app.github.client import GitHubDep
 from app.github.models import GitHubUser
+from app.github.port import GitHubDep
 from app.settings import Settings
 from hbench.errors import HbenchError
 

@@ -10,9 +10,9 @@ repository (members with a private membership show as `CONTRIBUTOR`).
 
 from __future__ import annotations
 
-from app.github.client import GitHubPort
 from app.github.jobs import JobFacts
 from app.github.models import WRITE_PERMISSIONS, GitHubUser, Repo
+from app.github.port import GitHubPort
 from hbench.errors import HbenchError
 
 

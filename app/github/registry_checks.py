@@ -14,9 +14,9 @@ import logging
 
 from pydantic import ValidationError
 
-from app.github.client import GitHubPort
 from app.github.events import PullRequestEvent
 from app.github.models import CheckRun, Repo
+from app.github.port import GitHubPort
 from app.github.routing import Context, Event, EventRouter
 from hbench.errors import Problem
 from registry.check import check_files

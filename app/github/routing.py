@@ -16,8 +16,8 @@ from typing import Any
 
 from app.clock import Clock
 from app.db.session import Database
-from app.github.client import GitHubPort
 from app.github.jobs import JobActions
+from app.github.port import GitHubPort
 from app.settings import Settings
 
 log = logging.getLogger(__name__)

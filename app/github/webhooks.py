@@ -38,8 +38,8 @@ from app.db.session import Database
 from app.dependencies import DatabaseDep, SettingsDep
 from app.errors import error_responses
 from app.github.behaviours import BEHAVIOURS
-from app.github.client import GitHubDep
 from app.github.jobs import JobActionsDep
+from app.github.port import GitHubDep
 from app.github.routing import Context, Event, EventRouter
 from app.http.bodies import WEBHOOK_MAX_BYTES
 from app.settings import Settings

@@ -27,8 +27,9 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from pathlib import Path
 
 from app.uploads.errors import not_gzip, trailing_data, truncated
+from app.uploads.job_folder import DIR_FLAGS
 from app.uploads.models import DEFAULT_LIMITS, ArchiveLimits, ExtractedJob, FileDigest
-from app.uploads.tar_reader import DIR_FLAGS, TarReader
+from app.uploads.tar_reader import TarReader
 from hbench.errors import HbenchError
 from hbench.limits import MIB
 

@@ -5,30 +5,29 @@ Decompressed bytes go in, in pieces of any size; regular files come out below
 bytes it guards are written: a member's type, its path (inside one job folder,
 plain, not too long or deep, not a duplicate), and the caps on files, folders and
 bytes. All file system calls are relative to the job folder's descriptor.
+
+The member's path checks, its folders and files are `app.uploads.job_folder`'s.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum, auto
 from pathlib import Path
 
 from app.uploads.errors import (
-    duplicate_name,
     empty,
     link,
     path_too_long,
     special_file,
-    too_many,
     trailing_data,
     truncated,
     unpacked_too_large,
     unsafe_path,
 )
-from app.uploads.models import ArchiveLimits, ExtractedJob, FileDigest
+from app.uploads.job_folder import JobFolder, OpenFile
+from app.uploads.models import ArchiveLimits, ExtractedJob
 from app.uploads.tar_format import (
     BLOCK,
     LINK_KINDS,
@@ -42,18 +41,6 @@ from app.uploads.tar_format import (
     parse_header,
     parse_pax,
 )
-from hbench.errors import HbenchError
-
-_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_UNSAFE_CHARS = frozenset(
-    [chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))]  # C0 and C1 controls, DEL
-    + ["\\", "\u2028", "\u2029"]  # backslash; line and paragraph separators
-    + [chr(c) for c in (0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))]
-)
-"""Characters no job file needs, that make a name misleading where it is shown: a
-backslash is a separator on Windows, controls break lines and logs, and direction
-marks can make `evil.sh` read as `hs.live` on the site."""
 
 
 class _State(Enum):
@@ -62,20 +49,6 @@ class _State(Enum):
     META = auto()
     SKIP = auto()
     END = auto()
-
-
-@dataclass
-class _OpenFile:
-    fd: int
-    path: str
-    digest: hashlib._Hash = field(default_factory=hashlib.sha256)
-    size: int = 0
-
-    def write(self, data: memoryview) -> None:
-        self.digest.update(data)
-        self.size += len(data)
-        while data:
-            data = data[os.write(self.fd, data) :]
 
 
 @dataclass
@@ -104,17 +77,10 @@ class TarReader:
         self._meta_kind = Kind.PAX
         self._meta = bytearray()
         self._pending = _Pending()
-        self._file: _OpenFile | None = None
-        self._job: str | None = None
-        self._root_fd: int | None = None
-        self._files: dict[str, FileDigest] = {}
-        self._kinds: dict[str, Kind] = {"": Kind.DIR}  # every name made, by its kind
-        self._explicit_dirs: set[str] = set()
-        self._normal_forms: dict[str, str] = {}
-        self._folders = 0
+        self._file: OpenFile | None = None
+        self._folder = JobFolder(scratch_fd, limits)
         self._globals = 0
         self._stream_bytes = 0
-        self._unpacked = 0
         self._end_zeros = 0
 
     def feed(self, data: bytes) -> None:
@@ -182,14 +148,15 @@ class TarReader:
             raise truncated("the tar archive ends in the middle of a member or header")
         if self._end_zeros < 2 * BLOCK:
             raise truncated("the tar archive lacks its end-of-archive blocks")
-        if self._job is None or not self._files:
+        job = self._folder.job
+        if job is None or not self._folder.files:
             raise empty("the archive holds no files")
         return ExtractedJob(
-            job_name=self._job,
-            root=self._scratch / self._job,
-            files=self._files,
+            job_name=job,
+            root=self._scratch / job,
+            files=self._folder.files,
             compressed_bytes=compressed_bytes,
-            unpacked_bytes=self._unpacked,
+            unpacked_bytes=self._folder.unpacked,
         )
 
     def close(self) -> None:
@@ -197,9 +164,7 @@ class TarReader:
         if self._file is not None:
             os.close(self._file.fd)
             self._file = None
-        if self._root_fd is not None:
-            os.close(self._root_fd)
-            self._root_fd = None
+        self._folder.close()
 
     def _skip(self, count: int) -> None:
         self._remaining = count
@@ -283,95 +248,18 @@ class TarReader:
         except UnicodeDecodeError:
             shown = raw.decode("utf-8", "backslashreplace")
             raise unsafe_path(shown, "is not valid UTF-8") from None
-        parts = self._split(name)
+        parts = self._folder.split(name)
         # Old tars wrote folders as regular files whose name ends with a slash; GNU tar
         # and Python read them as folders, and so do we, however the name was given.
         if header.kind is Kind.DIR or name.endswith("/"):
             if size:
                 raise malformed(f"the folder {name!r} has {size} bytes of data")
-            self._on_folder(name, parts)
+            self._folder.on_folder(name, parts)
         else:
             self._on_file(name, parts, size)
 
-    def _split(self, name: str) -> list[str]:
-        """The member's path components, checked; `.` and empty components dropped."""
-        if name.startswith("/"):
-            raise unsafe_path(name, "is an absolute path")
-        bad = _UNSAFE_CHARS.intersection(name)
-        if bad:
-            shown = ", ".join(f"U+{ord(c):04X}" for c in sorted(bad))
-            raise unsafe_path(name, f"has a backslash, control or direction character ({shown})")
-        parts = [p for p in name.split("/") if p not in ("", ".")]
-        if ".." in parts:
-            raise unsafe_path(name, "has a `..` component, which would climb out of the job folder")
-        limits = self._limits
-        if any(len(p.encode()) > limits.max_name_bytes for p in parts):
-            raise path_too_long(f"{name!r} has a name over {limits.max_name_bytes} bytes")
-        if len(parts) - 1 > limits.max_depth:
-            raise HbenchError(
-                "upload-too-deep",
-                f"{name!r} is {len(parts) - 1} folders deep, over the cap of "
-                f"{limits.max_depth}; a job folder is never this deep",
-            )
-        rel = "/".join(parts[1:])
-        if len(rel.encode()) > limits.max_path_bytes:
-            raise path_too_long(
-                f"{name!r} is over {limits.max_path_bytes} bytes below the job folder"
-            )
-        return parts
-
-    def _job_path(self, name: str, parts: list[str]) -> str:
-        """The member's path below the job folder; the first member makes the folder."""
-        if self._root_fd is None:
-            self._job = parts[0]
-            os.mkdir(parts[0], 0o700, dir_fd=self._scratch_fd)
-            # Every later name is opened relative to this descriptor, with O_NOFOLLOW
-            # on the last component; the archive can create no link to follow anyway.
-            self._root_fd = os.open(parts[0], DIR_FLAGS, dir_fd=self._scratch_fd)
-        elif parts[0] != self._job:
-            raise HbenchError(
-                "archive-several-jobs",
-                f"the archive holds {parts[0]!r} beside the job folder {self._job!r}; "
-                "upload one job per archive: `tar czf job.tgz -C jobs <job-name>`",
-            )
-        return "/".join(parts[1:])
-
-    def _on_folder(self, name: str, parts: list[str]) -> None:
-        if not parts:  # "./": the folder the archive was made from
-            return
-        rel = self._job_path(name, parts)
-        if rel in self._explicit_dirs or self._kinds.get(rel) is Kind.FILE:
-            raise duplicate_name(name, "appears twice in the archive")
-        self._explicit_dirs.add(rel)
-        self._make_folders(name, rel, include_self=True)
-
     def _on_file(self, name: str, parts: list[str], size: int) -> None:
-        if not parts:
-            raise unsafe_path(name, "has no name")
-        if len(parts) == 1:
-            raise HbenchError(
-                "archive-outside-job",
-                f"{name} lies at the top of the archive, outside a job folder; pack the "
-                "job's own folder: `tar czf job.tgz -C jobs <job-name>`",
-            )
-        rel = self._job_path(name, parts)
-        if rel in self._kinds:
-            raise duplicate_name(name, "appears twice in the archive")
-        limits = self._limits
-        if len(self._files) >= limits.max_files:
-            raise too_many(f"more than {limits.max_files} files")
-        if self._unpacked + size > limits.max_unpacked_bytes:
-            raise unpacked_too_large(limits.max_unpacked_bytes, "in its files")
-        self._make_folders(name, rel, include_self=False)
-        self._claim(name, rel, Kind.FILE)
-        try:
-            fd = os.open(rel, _FILE_FLAGS, 0o600, dir_fd=self._root_fd)
-        except FileExistsError:
-            # Only a case- or normalisation-insensitive file system gets here: it sees
-            # two of the archive's distinct names as one.
-            raise duplicate_name(name, "names the same file as another member here") from None
-        self._unpacked += size
-        file = _OpenFile(fd=fd, path=rel)
+        file = self._folder.open_file(name, parts, size)
         if size:
             self._file = file
             self._remaining = size
@@ -380,38 +268,9 @@ class TarReader:
         else:
             self._close_file(file)
 
-    def _make_folders(self, name: str, rel: str, *, include_self: bool) -> None:
-        parts = rel.split("/")
-        stop = len(parts) if include_self else len(parts) - 1
-        for i in range(1, stop + 1):
-            folder = "/".join(parts[:i])
-            kind = self._kinds.get(folder)
-            if kind is Kind.DIR:
-                continue
-            if kind is Kind.FILE:
-                raise duplicate_name(name, f"needs {folder!r} to be a folder, but it is a file")
-            self._folders += 1
-            if self._folders > self._limits.max_folders:
-                raise too_many(f"more than {self._limits.max_folders} folders")
-            self._claim(name, folder, Kind.DIR)
-            try:
-                os.mkdir(folder, 0o700, dir_fd=self._root_fd)
-            except FileExistsError:
-                raise duplicate_name(name, "names the same folder as another member here") from None
-
-    def _claim(self, name: str, rel: str, kind: Kind) -> None:
-        # Two spellings of one name in Unicode (é as one code point or as e + accent;
-        # the Kelvin sign and K) look the same on every page that shows the job.
-        normal = rel if rel.isascii() else unicodedata.normalize("NFC", rel)
-        other = self._normal_forms.setdefault(normal, rel)
-        if other != rel:
-            raise duplicate_name(name, f"is {other!r} in another Unicode spelling")
-        self._kinds[rel] = kind
-
-    def _close_file(self, file: _OpenFile) -> None:
+    def _close_file(self, file: OpenFile) -> None:
         self._file = None
-        os.close(file.fd)
-        self._files[file.path] = FileDigest(file.size, file.digest.hexdigest())
+        self._folder.close_file(file)
 
     def _display_name(self, header: Header) -> str:
         pax_path = self._pending.pax.get("path") if self._pending.pax else None

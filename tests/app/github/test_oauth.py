@@ -18,7 +18,8 @@ from app.auth.service import ensure_account
 from app.auth.sessions import SESSION_COOKIE, STATE_COOKIE
 from app.clock import get_clock
 from app.db.models import Account, utcnow
-from app.github.client import GitHubKitClient, get_github
+from app.github.client import GitHubKitClient
+from app.github.port import get_github
 from app.main import create_app
 from app.settings import Settings
 from tests.fakes.github import FakeGitHub

@@ -29,8 +29,9 @@ from sqlalchemy.orm import Session
 from app.db.models import GitHubInstallation, WebhookDelivery
 from app.db.session import Database
 from app.github.behaviours import BEHAVIOURS
-from app.github.client import GitHubKitClient, get_github
+from app.github.client import GitHubKitClient
 from app.github.comments import MARKER
+from app.github.port import get_github
 from app.github.registry_checks import CHECK_NAME
 from app.github.routing import Event
 from app.main import create_app

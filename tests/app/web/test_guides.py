@@ -36,7 +36,8 @@ from sqlalchemy import select
 
 from app.db.models import IssuedRun, IssuedRunStatus, Job, JobStatus
 from app.db.session import Database
-from app.github.client import GitHubKitClient, get_github
+from app.github.client import GitHubKitClient
+from app.github.port import get_github
 from app.main import create_app
 from app.registry import get_registry
 from app.settings import Settings
