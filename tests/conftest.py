@@ -19,6 +19,7 @@ from __future__ import annotations
 import gc
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -61,6 +62,15 @@ SLOW_ENV = "HBENCH_TEST_SLOW"
 EVERY_BACKEND = os.environ.get(BACKENDS_ENV, "").strip().lower() == "all"
 RUN_SLOW = os.environ.get(SLOW_ENV, "").strip() == "1"
 JOB_CACHE_FOLDER = cache_folder()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C stops what the tests start, even when the suite runs as a background job,
+    whose shell starts it with SIGINT ignored: an ignored signal is inherited by every
+    process started after, so a test that stops `hbench run` part way with SIGINT would
+    find it running on. A handler of this process's own is not inherited."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def backends_for(marked: bool) -> list[str]:
