@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from app.bench import parts, service
 from app.bench.caps import job_caps
-from app.bench.routes import accepted, check_and_store, upload_folder
+from app.bench.routes import STORE_REFUSALS, accepted, check_and_store, upload_folder
 from app.bench.schemas import UploadAccepted
 from app.bench.uploader import Uploader, UploaderDep
 from app.db.models import UploadSession
@@ -261,18 +261,7 @@ class PartSink:
     "answered alike. A refusal stores nothing and removes the session's parts.",
     status_code=status.HTTP_201_CREATED,
     response_model=UploadAccepted,
-    responses=error_responses(
-        *AUTH,
-        Area.PARTS,
-        Area.ARCHIVE,
-        Area.REDACTION,
-        Area.JOB,
-        Area.CONSISTENCY,
-        Area.MANIFEST,
-        Area.CHECK,
-        "bench-published-before",
-        "request-invalid",
-    ),
+    responses=error_responses(*AUTH, Area.PARTS, *STORE_REFUSALS),
 )
 async def complete_session(
     session_id: SessionId, uploader: UploaderDep, services: ServicesDep

@@ -35,6 +35,17 @@ from hbench.limits import MIB
 
 GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip"})
 DEFAULT_LIST_LIMIT = 100
+STORE_REFUSALS = (
+    Area.ARCHIVE,
+    Area.REDACTION,
+    Area.JOB,
+    Area.CONSISTENCY,
+    Area.MANIFEST,
+    Area.CHECK,
+    "bench-published-before",
+    "request-invalid",
+)
+"""What an unpacked upload may be refused with, sent whole or in parts (`check_and_store`)."""
 
 
 @asynccontextmanager
@@ -63,18 +74,7 @@ router = APIRouter(prefix="/api/bench", tags=["your bench"], lifespan=prepare_up
     "says why, and publishing it is refused with that code.",
     status_code=status.HTTP_201_CREATED,
     response_model=UploadAccepted,
-    responses=error_responses(
-        Area.AUTH,
-        Area.RUN_TOKEN,
-        Area.ARCHIVE,
-        Area.REDACTION,
-        Area.JOB,
-        Area.CONSISTENCY,
-        Area.MANIFEST,
-        Area.CHECK,
-        "bench-published-before",
-        "request-invalid",
-    ),
+    responses=error_responses(Area.AUTH, Area.RUN_TOKEN, *STORE_REFUSALS),
     openapi_extra={
         "requestBody": {
             "required": True,
