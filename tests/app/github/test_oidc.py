@@ -14,10 +14,9 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.auth.jwks import HttpJwksSource, JwksCache
 from app.auth.oidc import (
     ActionsClaims,
-    HttpJwksSource,
-    JwksCache,
     OidcVerifier,
     consume_jti,
     is_trusted,

@@ -19,7 +19,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.auth.dependencies import looks_like_jwt
-from app.auth.oidc import HttpJwksSource, JwksCache, OidcVerifier
+from app.auth.jwks import HttpJwksSource, JwksCache
+from app.auth.oidc import OidcVerifier
 from app.auth.service import create_api_token
 from app.db.models import Account, IssuedRun, UsedOidcToken
 from app.errors import status_for
