@@ -23,6 +23,7 @@ from app.auth.tokens import hash_token, new_run_token
 from app.checks.summarize import redacted
 from app.db.models import Account, IssuedRun, IssuedRunStatus, Job
 from app.runs import policy, shards, spec
+from app.runs.lookup import Target
 from app.runs.provenance import RESUMED_BY, provenance_of
 from app.runs.schemas import IssueRequest
 from app.runs.status import effective_status
@@ -129,7 +130,7 @@ def issue_run(
 
 def new_run(
     account: Account,
-    target: policy.Target,
+    target: Target,
     entry: str,
     job_spec: dict[str, JsonValue],
     token: str,
@@ -156,7 +157,7 @@ def new_run(
     )
 
 
-def shard_plan(target: policy.Target, count: int) -> list[list[str]] | None:
+def shard_plan(target: Target, count: int) -> list[list[str]] | None:
     """The run's tasks split into `count` shards, checked; None for an unsharded run.
     Refused before anything is stored, so a refusal leaves nothing behind."""
     if count == 1:
@@ -211,9 +212,7 @@ def lock_account(session: Session, account: Account) -> None:
     session.execute(_LOCK_ACCOUNT, {"account_id": account.id})
 
 
-def board_usage(
-    session: Session, account: Account, target: policy.Target, now: datetime
-) -> policy.Usage:
+def board_usage(session: Session, account: Account, target: Target, now: datetime) -> policy.Usage:
     """The account's runs on the target's board that its limits count, at `now`."""
     since = now - policy.DAY
     # One query for both counts: it runs while the account's lock is held.

@@ -15,7 +15,8 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from app.runs.policy import DOCKER, Target
+from app.runs.lookup import Target
+from app.runs.policy import DOCKER
 from app.runs.schemas import Declarative, Execution, RegistrySource
 from registry.demo import BUNDLED_REGISTRY, DATASET_REF
 from registry.placement import EntrySettings, entry_name

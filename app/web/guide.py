@@ -21,7 +21,8 @@ from sqlalchemy import func, select
 
 from app.db.models import IssuedRun, IssuedRunStatus
 from app.registry import RegistryDep
-from app.runs.policy import DAY, is_runnable
+from app.runs.lookup import is_runnable
+from app.runs.policy import DAY
 from app.web.guide_facts import (
     CONFIDENCE,
     Facts,

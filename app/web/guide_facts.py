@@ -11,7 +11,8 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import get_args
 
-from app.runs.policy import DAY, is_runnable
+from app.runs.lookup import is_runnable
+from app.runs.policy import DAY
 from app.runs.spec import job_name, run_environment
 from app.settings import Settings
 from app.web import run as run_page

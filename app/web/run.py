@@ -17,7 +17,8 @@ from pydantic import ValidationError
 from app.errors import validation_problems
 from app.registry import RegistryDep
 from app.runs import service
-from app.runs.policy import DOCKER, is_runnable
+from app.runs.lookup import is_runnable
+from app.runs.policy import DOCKER
 from app.runs.schemas import IssueRequest
 from app.runs.spec import execution_of
 from app.web.pages import PageDep

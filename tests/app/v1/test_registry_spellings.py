@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from app.db.models import ReproducedRun
 from app.registry import default_registry
-from app.runs.policy import look_up
+from app.runs.lookup import look_up
 from app.runs.schemas import IssueRequest
 
 from .conftest import push, summary
