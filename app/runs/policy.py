@@ -1,5 +1,6 @@
 """What the service issues (../shared/spec/hbench-issue-a-run.txt, "What you can issue"):
-the request resolved against the registry (`app.runs.lookup`), a table of checks, and the board's limits.
+the request resolved against the registry (`app.runs.lookup`), a table of checks, and
+the board's limits.
 
 Pure functions: the registry and the counts come in as values, problems go out. Every
 check runs and every failure is returned, not the first; the limits are counted only
