@@ -7,124 +7,29 @@ order: the RS256 signature against the issuer's published keys (cached by `kid`,
 again when an unknown `kid` shows up, at most once a minute), then every registered claim
 (issuer, exactly our audience, expiry and issue time with 30 s of leeway), then the
 GitHub claims it records, then the trusted workflows. Every failure of a table is
-reported, not only the first. Last, `consume_jti` records the token's `jti` in the
-caller's transaction, so one token issues one run.
+reported, not only the first. Last, `app.auth.jti.consume_jti` records the token's `jti`
+in the caller's transaction, so one token issues one run. The claims model and the trusted
+workflows are `app.auth.claims`, the issuer's keys `app.auth.jwks`.
 """
 
 from __future__ import annotations
 
-import logging
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Any, TypeGuard
 
 import jwt
 from fastapi import Depends, Request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from sqlalchemy import delete, select
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from pydantic import ValidationError
 
+from app.auth.claims import ActionsClaims, TrustedWorkflow, trusted_workflows
 from app.auth.jwks import HttpJwksSource, JwksCache
-from app.db.models import UsedOidcToken, utcnow
+from app.db.models import utcnow
 from app.dependencies import SettingsDep
-from app.settings import REPOSITORY_PATTERN
 from hbench.errors import HbenchError, Problem
-
-log = logging.getLogger(__name__)
 
 ALGORITHMS = ["RS256"]
 LEEWAY = timedelta(seconds=30)
-WORKFLOW_REF = re.compile(r"^[^/@\s]+/[^/@\s]+/\.github/workflows/[^@\s]+\.ya?ml@\S+$")
-
-
-class ActionsClaims(BaseModel):
-    """The claims of a verified GitHub Actions OIDC token that hbench uses."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    iss: str
-    aud: str
-    sub: str = Field(min_length=1)
-    jti: str = Field(min_length=1, max_length=255)
-    iat: int
-    exp: int
-    nbf: int | None = None
-    repository: str = Field(pattern=REPOSITORY_PATTERN)
-    repository_id: int = Field(gt=0)
-    repository_owner: str = Field(min_length=1)
-    repository_owner_id: int = Field(gt=0)
-    workflow_ref: str = Field(pattern=WORKFLOW_REF.pattern)
-    job_workflow_ref: str = Field(pattern=WORKFLOW_REF.pattern)
-    job_workflow_sha: str = Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-    ref: str = Field(min_length=1)
-    sha: str = Field(pattern=r"^([0-9a-f]{40}|[0-9a-f]{64})$")
-    run_id: int = Field(gt=0)
-    run_attempt: int = Field(gt=0)
-    runner_environment: str = Field(min_length=1)
-    event_name: str = Field(min_length=1)
-    actor: str = Field(min_length=1)
-    actor_id: int = Field(gt=0)
-    environment: str | None = None
-
-    def provenance(self) -> dict[str, Any]:
-        """What an issued run records of the workflow that asked for it."""
-        return {
-            "issuer": self.iss,
-            "repository": self.repository,
-            "repository_id": self.repository_id,
-            "repository_owner": self.repository_owner,
-            "repository_owner_id": self.repository_owner_id,
-            "workflow_ref": self.workflow_ref,
-            "job_workflow_ref": self.job_workflow_ref,
-            "job_workflow_sha": self.job_workflow_sha,
-            "ref": self.ref,
-            "sha": self.sha,
-            "run_id": self.run_id,
-            "run_attempt": self.run_attempt,
-            "runner_environment": self.runner_environment,
-            "event_name": self.event_name,
-            "actor": self.actor,
-            "actor_id": self.actor_id,
-            "environment": self.environment,
-        }
-
-
-GITHUB_HOSTED = "github-hosted"
-
-
-@dataclass(frozen=True)
-class TrustedWorkflow:
-    """A release of the reusable workflow the service trusts: its ref, and the commit the
-    ref named when it was released (`HBENCH_TRUSTED_WORKFLOWS`, `REF=SHA`)."""
-
-    ref: str
-    sha: str
-
-    @property
-    def path(self) -> str:
-        """The workflow file, `OWNER/REPO/.github/workflows/FILE.yml`, whatever the ref."""
-        return self.ref.split("@", 1)[0]
-
-    @classmethod
-    def parse(cls, entry: str) -> TrustedWorkflow:
-        ref, _, sha = entry.rpartition("=")
-        return cls(ref, sha)
-
-
-def trusted_workflows(entries: Sequence[str]) -> tuple[TrustedWorkflow, ...]:
-    return tuple(TrustedWorkflow.parse(entry) for entry in entries)
-
-
-def is_trusted(claims: ActionsClaims, trusted: Sequence[TrustedWorkflow]) -> bool:
-    """Whether the job ran a trusted release of the reusable workflow, exactly as released,
-    on a runner GitHub hosts: what "run on CI" needs of the token that issued a run."""
-    pinned = any(
-        w.ref == claims.job_workflow_ref and w.sha == claims.job_workflow_sha for w in trusted
-    )
-    return pinned and claims.runner_environment == GITHUB_HOSTED
 
 
 class OidcVerifier:
@@ -320,29 +225,6 @@ def workflow_problems(claims: ActionsClaims, trusted: Sequence[TrustedWorkflow])
 def refuse(problems: list[Problem]) -> None:
     if problems:
         raise HbenchError.from_problems(problems)
-
-
-def consume_jti(session: Session, claims: ActionsClaims, now: datetime | None = None) -> None:
-    """Record the token's `jti` as used, in the session's transaction (the caller commits
-    it with what the token was used for); refuse a token used before. Tokens past their
-    expiry are forgotten: they can't pass `verify` any more. When two requests race with
-    one token, the loser's transaction is rolled back as it is refused."""
-    moment = now or utcnow()
-    session.execute(delete(UsedOidcToken).where(UsedOidcToken.expires_at < moment))
-    reused = HbenchError(
-        "oidc-token-reused",
-        "this OIDC token was used before; each token issues one run, so request a new one",
-    )
-    if session.scalar(select(UsedOidcToken.jti).where(UsedOidcToken.jti == claims.jti)):
-        raise reused
-    expires = datetime.fromtimestamp(claims.exp, moment.tzinfo) + LEEWAY
-    session.add(UsedOidcToken(jti=claims.jti, expires_at=expires, used_at=moment))
-    try:
-        session.flush()
-    except IntegrityError:
-        # Another request recorded it between our look-up and our insert.
-        session.rollback()
-        raise reused from None
 
 
 def get_oidc_verifier(request: Request, settings: SettingsDep) -> OidcVerifier:

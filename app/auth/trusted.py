@@ -21,8 +21,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.auth.claims import ActionsClaims, is_trusted
 from app.auth.dependencies import bearer, current_caller, looks_like_jwt
-from app.auth.oidc import ActionsClaims, get_oidc_verifier, is_trusted
+from app.auth.oidc import get_oidc_verifier
 from app.auth.service import refuse_denied
 from app.clock import ClockDep
 from app.db.models import Account, GitHubInstallation

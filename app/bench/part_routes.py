@@ -22,7 +22,7 @@ from fastapi import Path as PathParam
 from pydantic import BaseModel, Field
 from starlette.concurrency import run_in_threadpool
 
-from app.bench import parts, service
+from app.bench import parts, service, upload_sessions
 from app.bench.caps import job_caps
 from app.bench.routes import STORE_REFUSALS, accepted, check_and_store, upload_folder
 from app.bench.schemas import UploadAccepted
@@ -70,7 +70,7 @@ class SessionState(BaseModel):
 
     @classmethod
     def from_row(cls, row: UploadSession) -> Self:
-        count = parts.Declared.of(row).count
+        count = upload_sessions.Declared.of(row).count
         return cls(
             id=row.id,
             status=row.status,
@@ -118,16 +118,18 @@ def open_session(
     body: SessionRequest, uploader: UploaderDep, response: Response, services: ServicesDep
 ) -> SessionState:
     settings = services.settings
-    declared = parts.Declared(body.total_bytes, body.sha256, body.part_bytes)
+    declared = upload_sessions.Declared(body.total_bytes, body.sha256, body.part_bytes)
     caps = job_caps(settings, services.registry, uploader)
-    parts.refuse_declared(declared, sent_cap=caps.sent, request_max=settings.upload_max_bytes)
+    upload_sessions.refuse_declared(
+        declared, sent_cap=caps.sent, request_max=settings.upload_max_bytes
+    )
     now = services.clock()
     with services.database.session() as session:
-        same = parts.open_of(session, uploader, declared, now=now)
+        same = upload_sessions.open_of(session, uploader, declared, now=now)
         if same is not None:
             response.status_code = status.HTTP_200_OK
             return SessionState.from_row(same)
-        row = parts.open_session(
+        row = upload_sessions.open_session(
             session, uploader, declared, now=now,
             lifetime=settings.upload_session_lifetime,
             per_account=settings.upload_sessions_per_account,
@@ -148,7 +150,7 @@ def session_state(
 ) -> SessionState:
     with services.database.session() as session:
         now = services.clock()
-        row = parts.find_session(session, uploader, session_id, now, to_change=False)
+        row = upload_sessions.find_session(session, uploader, session_id, now, to_change=False)
         return SessionState.from_row(row)
 
 
@@ -189,7 +191,7 @@ async def put_part(
 ) -> SessionState:
     def placed() -> tuple[UploadSession, parts.PartPlace]:
         with services.database.session() as session:
-            row = parts.find_session(session, uploader, session_id, services.clock())
+            row = upload_sessions.find_session(session, uploader, session_id, services.clock())
             return row, parts.place_part(row, number)
 
     row, place = await run_in_threadpool(placed)
@@ -276,12 +278,12 @@ async def complete(session_id: uuid.UUID, uploader: Uploader, services: Services
 
     def claimed() -> UploadSession:
         with database.session() as session:
-            row = parts.find_session(session, uploader, session_id, services.clock())
+            row = upload_sessions.find_session(session, uploader, session_id, services.clock())
         missing = parts.missing_refusal(row)
         if missing is not None:
             raise missing
-        if not parts.claim_completion(database, session_id):
-            raise parts.busy(session_id)
+        if not upload_sessions.claim_completion(database, session_id):
+            raise upload_sessions.busy(session_id)
         return row
 
     row = await run_in_threadpool(claimed)
@@ -291,7 +293,7 @@ async def complete(session_id: uuid.UUID, uploader: Uploader, services: Services
             stored = await check_and_store(extracted, uploader, services)
     except HbenchError as refused:
         if refused.code == "internal-error":
-            await run_in_threadpool(parts.release_completion, database, session_id)
+            await run_in_threadpool(upload_sessions.release_completion, database, session_id)
         else:
             await run_in_threadpool(parts.drop_session, database, blobs, session_id)
         raise
@@ -299,7 +301,7 @@ async def complete(session_id: uuid.UUID, uploader: Uploader, services: Services
         # Shielded: a cancelled request (the server stopping) must still open the session
         # again, or it would stay busy until it expired.
         with anyio.CancelScope(shield=True):
-            await run_in_threadpool(parts.release_completion, database, session_id)
+            await run_in_threadpool(upload_sessions.release_completion, database, session_id)
         raise
     await run_in_threadpool(parts.mark_completed, database, blobs, session_id, stored.row.id)
     return stored
@@ -341,10 +343,10 @@ def assemble(
 def abort_session(session_id: SessionId, uploader: UploaderDep, services: ServicesDep) -> Response:
     database, blobs, clock = services.database, services.blobs, services.clock
     with database.session() as session:
-        row = parts.owned(session, uploader, session_id)
-        if row.status == parts.COMPLETED:
-            raise parts.completed(row)
-        if row.status == parts.COMPLETING and row.expires_at > clock():
-            raise parts.busy(session_id)
+        row = upload_sessions.owned(session, uploader, session_id)
+        if row.status == upload_sessions.COMPLETED:
+            raise upload_sessions.completed(row)
+        if row.status == upload_sessions.COMPLETING and row.expires_at > clock():
+            raise upload_sessions.busy(session_id)
     parts.drop_session(database, blobs, session_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -24,7 +24,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from app.auth.oidc import consume_jti
+from app.auth.jti import consume_jti
 from app.bench.pool import run_in_worker
 from app.bench.shards import complete_run
 from app.bench.storage import blob_key, new_job_id, store_job

@@ -24,8 +24,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
+from app.auth.claims import SAME_JOB_CLAIMS, ActionsClaims, differing_claims
 from app.auth.dependencies import bearer, current_caller, looks_like_jwt
-from app.auth.oidc import ActionsClaims, get_oidc_verifier
+from app.auth.oidc import get_oidc_verifier
 from app.auth.service import authenticate_api_token, refuse_denied
 from app.auth.tokens import hash_token, hashes_match, is_run_token
 from app.bench.shards import mixed_problem
@@ -142,18 +143,6 @@ def get_uploader(
         return Uploader(account.id, account.login, run.id, issued, ci, spent)
 
 
-BOUND_CLAIMS = (
-    "repository_id",
-    "run_id",
-    "run_attempt",
-    "job_workflow_ref",
-    "job_workflow_sha",
-    "runner_environment",
-)
-"""What must be the same in the upload's token and the one the run was issued (or, when it
-was continued in a new workflow run, resumed) with: one job of one workflow run."""
-
-
 def ci_binding(provenance: dict[str, Any] | None, claims: ActionsClaims) -> CiBinding:
     """The binding of an upload to its run's workflow run, or `oidc-upload-mismatch`."""
     stored = provenance or {}
@@ -165,13 +154,8 @@ def ci_binding(provenance: dict[str, Any] | None, claims: ActionsClaims) -> CiBi
             "to one; upload it with the run token alone",
             path="authorization",
         )
-    uploading = claims.provenance()
-    differing = [name for name in BOUND_CLAIMS if issuing.get(name) != uploading.get(name)]
-    if differing:
-        shown = "; ".join(
-            f"{name} {uploading.get(name)!r}, issued with {issuing.get(name)!r}"
-            for name in differing
-        )
+    shown = differing_claims(issuing, claims.provenance(), SAME_JOB_CLAIMS)
+    if shown:
         raise HbenchError(
             "oidc-upload-mismatch",
             f"the upload's OIDC token is of another job than the one that issued the run "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.auth.oidc import ActionsClaims, trusted_workflows
+from app.auth.claims import ActionsClaims, trusted_workflows
 from app.db.summary import SummarySignature
 from app.settings import Settings
 from hbench.errors import HbenchError, Problem

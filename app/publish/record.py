@@ -131,7 +131,7 @@ def trial_timings(fingerprint: Mapping[str, Any] | None) -> list[TrialTiming]:
 
 def provenance_of(stored: Mapping[str, Any] | None) -> Provenance:
     """Where the run ran: `actions` with the verified OIDC claims the issued run kept
-    (`app.auth.oidc.ActionsClaims.provenance`), else `local`.
+    (`app.auth.claims.ActionsClaims.provenance`), else `local`.
 
     The claims may sit at the top of the run's provenance or under `oidc`, beside what
     the issuer declared (`hardware`), which is not verified and is not published here.

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.auth.oidc import ActionsClaims
+from app.auth.claims import ActionsClaims
 from app.runs.schemas import IssueRequest
 
 TRUSTED_WORKFLOW = "trusted_workflow"

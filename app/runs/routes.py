@@ -22,7 +22,7 @@ from app.db.summary import JobSummary
 from app.dependencies import SessionDep, SettingsDep
 from app.errors import error_responses
 from app.registry import RegistryDep
-from app.runs import service
+from app.runs import queries, service, waiting
 from app.runs.schemas import (
     EnvironmentVariable,
     IssuedRunCreated,
@@ -121,8 +121,8 @@ def list_runs(
     now = clock()
     return IssuedRunList(
         runs=[
-            info(run, now, service.shards_of(session, run))
-            for run in service.list_runs(session, account, limit)
+            info(run, now, queries.shards_of(session, run))
+            for run in queries.list_runs(session, account, limit)
         ]
     )
 
@@ -150,8 +150,8 @@ def abandon_run(
     run_id: uuid.UUID, *, issuer: RunIssuerDep, session: SessionDep, clock: ClockDep
 ) -> IssuedRunInfo:
     now = clock()
-    run = service.abandon_run(session, issuer.account, run_id, now, issuer.claims)
-    return info(run, now, service.shards_of(session, run))
+    run = waiting.abandon_run(session, issuer.account, run_id, now, issuer.claims)
+    return info(run, now, queries.shards_of(session, run))
 
 
 @router.post(
@@ -180,7 +180,7 @@ def resume_run(
             "(`permissions: id-token: write`); a run stopped on your machine resumes there "
             "with `hbench jobs resume`",
         )
-    run, token = service.resume_run(session, issuer.account, run_id, issuer.claims, clock())
+    run, token = waiting.resume_run(session, issuer.account, run_id, issuer.claims, clock())
     response.headers["cache-control"] = "no-store"
     # The template is not kept; the run's folder, saved with the job, holds prompt.j2.
     return created(run, token, prompt_template=None, environment=[])
@@ -208,7 +208,7 @@ def claim_shard(
     clock: ClockDep,
     response: Response,
 ) -> IssuedRunCreated:
-    shard, token = service.claim_shard(session, issuer.account, run_id, issuer.claims, clock())
+    shard, token = waiting.claim_shard(session, issuer.account, run_id, issuer.claims, clock())
     response.headers["cache-control"] = "no-store"
     execution = execution_of(shard.spec)
     agents = shard.spec.get("agents") or [{}]
@@ -234,9 +234,9 @@ def get_run(
     run_id: uuid.UUID, *, issuer: RunIssuerDep, session: SessionDep, clock: ClockDep
 ) -> IssuedRunResult:
     now = clock()
-    run = service.run_for_reader(session, issuer.account, run_id, issuer.claims)
-    job = service.job_of(session, run)
-    shown = info(run, now, service.shards_of(session, run))
+    run = queries.run_for_reader(session, issuer.account, run_id, issuer.claims)
+    job = queries.job_of(session, run)
+    shown = info(run, now, queries.shards_of(session, run))
     return IssuedRunResult(
         **shown.model_dump(),
         job_id=job.id if job is not None else None,

@@ -34,10 +34,11 @@ from app.publish import service as publishing
 from app.publish.choice import BoardChoiceError
 from app.publish.record import download_path
 from app.registry import RegistryDep
-from app.runs import service as runs
+from app.runs.queries import list_runs
 from app.runs.run_token import RUN_TOKEN_HEADER, unknown_token
 from app.runs.spec import execution_of
 from app.runs.status import effective_status
+from app.runs.waiting import abandon_run
 from app.services import Services, ServicesDep
 from app.web import csrf
 from app.web.evidence import evidence_view, regrade_view
@@ -78,7 +79,7 @@ def your_bench(page: PageDep, done: str | None = None) -> HTMLResponse:
     jobs = [(job, regrade_view(job.regrade), evidence_view(job.evidence)) for job in listed]
     issued = [
         (run, effective_status(run.status, run.expires_at, page.now), execution_of(run.spec))
-        for run in runs.list_runs(page.session, account, LISTED)
+        for run in list_runs(page.session, account, LISTED)
     ]
     return page.render(
         "bench.html",
@@ -293,7 +294,7 @@ def confirm_abandon(page: PageDep, run_id: uuid.UUID) -> HTMLResponse:
 async def abandon(page: PageDep, run_id: uuid.UUID) -> Any:
     await page.form()
     try:
-        runs.abandon_run(page.session, page.signed_in.account, run_id, page.now)
+        abandon_run(page.session, page.signed_in.account, run_id, page.now)
     except HbenchError as error:
         page.session.rollback()
         return page.refused(error, "refused.html", title="Your bench")

@@ -16,7 +16,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from app.bench.caps import job_caps
-from app.bench.parts import claim_completion, release_completion, sweep_sessions
+from app.bench.parts import sweep_sessions
+from app.bench.upload_sessions import claim_completion, release_completion
 from app.bench.uploader import Uploader
 from app.blobs.local import LocalBlobStore
 from app.checks.evidence import IssuedSpec

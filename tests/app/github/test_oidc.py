@@ -14,14 +14,10 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from app.auth.claims import ActionsClaims, is_trusted, trusted_workflows
+from app.auth.jti import consume_jti
 from app.auth.jwks import HttpJwksSource, JwksCache
-from app.auth.oidc import (
-    ActionsClaims,
-    OidcVerifier,
-    consume_jti,
-    is_trusted,
-    trusted_workflows,
-)
+from app.auth.oidc import OidcVerifier
 from app.db.models import UsedOidcToken
 from hbench.errors import HbenchError
 from tests.fakes.github import REMOVE, FakeGitHub

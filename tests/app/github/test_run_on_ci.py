@@ -16,8 +16,9 @@ from httpx2 import Response
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from app.auth.claims import trusted_workflows
 from app.auth.jwks import HttpJwksSource, JwksCache
-from app.auth.oidc import OidcVerifier, trusted_workflows
+from app.auth.oidc import OidcVerifier
 from app.auth.service import create_api_token
 from app.db.models import Account, IssuedRun, IssuedRunStatus, Job, UsedOidcToken
 from app.registry import default_registry, get_registry
