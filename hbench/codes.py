@@ -121,6 +121,7 @@ CATALOGUE: dict[Area, tuple[tuple[str, int, str], ...]] = {
         ("harbor-missing", 422, "Harbor is not installed"),
         ("harbor-failed", 422, "Harbor exited with an error"),
         ("docker-unavailable", 422, "The Docker daemon did not answer before Harbor started"),
+        ("demo-image-failed", 422, "The demo tasks' image could not be built"),
         ("sandbox-unavailable", 422, "The demo's sandbox needs bubblewrap"),
         ("resume-seal-broken", 422, "A sealed job changed before it was resumed"),
     ),

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hbench.demo import lay_out
+from hbench.demo import ensure_image, lay_out, names_demo
 from hbench.digest import spec_digest
 from hbench.docker_daemon import DOCKER, uses_docker, wait_for_daemon
 from hbench.errors import HbenchError
@@ -104,13 +104,14 @@ def run_spec(spec: Spec, *, jobs_dir: Path | None = None, max_retries: int | Non
     planned = spec.job_dir(jobs_dir)
     if planned is not None:
         _record(spec, planned)
-    lay_out(_datasets(spec.data), Path.cwd())
+    datasets = _datasets(spec.data)
+    lay_out(datasets, Path.cwd())
     argv = [harbor_binary(), "run", "--config", str(spec.path), "--yes"]
     if jobs_dir is not None:
         argv += ["--jobs-dir", str(jobs_dir)]
     if max_retries is not None:
         argv += ["--max-retries", str(max_retries)]
-    _run(argv, docker=uses_docker(spec.data.get("environment")))
+    _run(argv, docker=uses_docker(spec.data.get("environment")), demo=names_demo(datasets))
     if spec.job_name is not None:
         return root / spec.job_name
     # Harbor names an unnamed job by the time it started: the one new folder is ours.
@@ -152,9 +153,10 @@ def resume_job(job_dir: Path) -> None:
             file=sys.stderr,
         )
     config = _read_config(job_dir / "config.json")
-    lay_out(_datasets(config), Path.cwd())
+    datasets = _datasets(config)
+    lay_out(datasets, Path.cwd())
     argv = [harbor_binary(), "job", "resume", "--job-path", str(job_dir)]
-    _run(argv, docker=uses_docker(config.get("environment")))
+    _run(argv, docker=uses_docker(config.get("environment")), demo=names_demo(datasets))
 
 
 def _option(args: list[str], *names: str) -> str | None:
@@ -204,14 +206,17 @@ def _job_folders(root: Path) -> set[str]:
     return {p.name for p in root.iterdir() if (p / "config.json").is_file()}
 
 
-def _run(argv: list[str], *, docker: bool = False) -> None:
+def _run(argv: list[str], *, docker: bool = False, demo: bool = False) -> None:
     """Run Harbor on this terminal, so its own progress display shows; fail on a non-zero
-    exit. With `docker`, wait for the daemon first, and start Harbor again (up to
-    HARBOR_TRIES in all) when its own check of the daemon refused the run: that check comes
-    before Harbor does anything, and one slow answer of a busy daemon fails it."""
+    exit. With `docker`, wait for the daemon first (and, for a job of the `demo` dataset,
+    make its tasks' image), and start Harbor again (up to HARBOR_TRIES in all) when its own
+    check of the daemon refused the run: that check comes before Harbor does anything, and
+    one slow answer of a busy daemon fails it."""
     for attempt in range(1, HARBOR_TRIES + 1):
         if docker:
             wait_for_daemon()
+            if demo and attempt == 1:
+                ensure_image()
         code, refused = _harbor(argv, watch=DAEMON_REFUSAL if docker else None)
         if code == 0:
             return

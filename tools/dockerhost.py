@@ -19,7 +19,8 @@ Each step runs only when needed:
   (tools/images.py):
   `debian:bookworm-slim`, under the name the demo tasks' Dockerfiles use, so that one
   Dockerfile builds on GitHub (from Docker Hub's image) and here (from this one), which
-  stops on SIGKILL (`images.TASK_BASE` says why); and
+  stops on SIGKILL (`images.TASK_BASE` says why), and on it the demo tasks' own image
+  (`registry.demo.IMAGE`, from their Dockerfile, made again when the base is); and
   `hbench-python:trixie`, Debian 13 with its Python 3.13 and the machine's CA bundle,
   the local base of the runner image (`make runner-image`).
 
@@ -44,12 +45,16 @@ import json
 import os
 import secrets
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from hbench.demo import ensure_image as ensure_demo_image
+from hbench.errors import HbenchError
+from registry.demo import IMAGE as DEMO_IMAGE
 from tools.docker_daemon import alive, daemon_answers, is_dockerd, start_daemon, stop_daemon
 from tools.docker_packages import docker_cli, install_compose_plugin, install_packages
 from tools.images import (
@@ -139,7 +144,15 @@ def prepare(
     elif keep and (started := read_started(state)) is not None:
         write_started(state, Started(started.pid, True))  # `up` keeps a lease's daemon
     for image in images:
-        ensure_image(docker, image)
+        if ensure_image(docker, image) and image == TASK_BASE:
+            # The demo tasks' image is made on this base: a new base makes it again.
+            subprocess.run([docker, "image", "rm", "--force", DEMO_IMAGE], check=False,
+                           capture_output=True, timeout=120)  # fmt: skip
+        if image == TASK_BASE:
+            try:
+                ensure_demo_image(docker)
+            except HbenchError as error:
+                raise DockerUnavailableError(error.detail) from error
     return docker, started_now
 
 

@@ -37,6 +37,8 @@ from app.regrade.tasks import dataset_folder, task_folders
 from app.settings import Settings
 from app.uploads.archive import extract
 from app.uploads.models import ArchiveLimits
+from hbench.demo import ensure_image, names_image
+from hbench.errors import HbenchError
 from hbench.jobs.files import TrialResultFile
 from hbench.jobs.reader import read_job
 from hbench.jobs.task_digest import task_digest
@@ -204,6 +206,11 @@ class RegradeWorker:
 
     def _run(self, root: Path, tasks: Path, scratch: Path) -> Outcome:
         out = scratch / "out"
+        if self.settings.regrade_environment == "docker" and names_image(tasks):
+            try:
+                ensure_image()
+            except HbenchError as error:
+                return Outcome(RegradeStatus.FAILED, error.detail, retry=True)
         argv = [
             harbor_binary(), "job", "regrade", str(root),
             "-p", str(tasks),

@@ -20,6 +20,16 @@ HERE = Path(__file__).parent
 TASKS_DIR = HERE / "tasks"
 
 
+IMAGE = "hbench-demo-task:bookworm-1"
+"""The image every demo task names as its `docker_image`: what each task's own
+environment/Dockerfile builds (the five are one file), made once per machine by
+`hbench.demo.ensure_image`, so Harbor's docker environment starts each trial from it
+instead of building a Compose project per trial. A change to the Dockerfile takes a new
+tag (tests/registry/test_demo_image.py holds the two together)."""
+IMAGE_CONTEXT = TASKS_DIR / "count-lines" / "environment"
+"""The build context `IMAGE` is made from: one task's environment, as every other's."""
+
+
 BUNDLED_REGISTRY = ".hbench/hbench-demo/registry.json"
 """Where a spec the service issues names the demo's registry: relative to the folder the run
 starts in, where hbench lays the bundled dataset out before Harbor starts (`hbench.demo.lay_out`).

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.action.conftest import ROOT, TokenEndpoint
+from tests.action.conftest import IMAGE, ROOT, TokenEndpoint, caller_github
 
 ACT = ROOT / ".venv" / "bin" / "act"
 DATA = ROOT / "tests" / "data" / "act"
@@ -143,3 +143,16 @@ def new_caller(folder: Path, workflow: str) -> tuple[Caller, str]:
     git("add", "--all", cwd=workspace)
     git("commit", "--quiet", "--no-verify", "-m", "caller", cwd=workspace)
     return Caller(workspace, release), sha
+
+
+ACT_RUN_ID = 7301
+"""The workflow run act's job belongs to, as the fake GitHub's OIDC tokens say."""
+
+
+def act_run(folder: Path, workflow: str) -> tuple[ActRun, str]:
+    """act runs the caller's `workflow` (a file of tests/action/act/) against a service of
+    its own; the run, and the commit of the release it ran."""
+    caller, sha = new_caller(folder, workflow)
+    with caller_github(folder / "github", sha) as github:
+        github.workflow_run(ACT_RUN_ID)
+        return caller.act(github.tokens, github.service.url, IMAGE), sha

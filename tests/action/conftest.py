@@ -129,6 +129,14 @@ def runner_image(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         lease.release()
 
 
+@pytest.fixture(scope="module")
+def release_image(runner_image: str) -> Iterator[str]:
+    """This version's runner image (`make runner-image`'s tag), which the run step finds
+    when the Action's `image` input is left empty."""
+    images.build_runner_image(runner_image, images.runner_tag())
+    yield images.runner_tag()
+
+
 @dataclass
 class TokenEndpoint:
     """The runner's ID-token endpoint: `url` for ACTIONS_ID_TOKEN_REQUEST_URL, and the
