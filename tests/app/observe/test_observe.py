@@ -119,7 +119,14 @@ def test_serve_logs_json_lines_with_the_apps_own_and_each_requests_id(tmp_path: 
     with serving(tmp_path, HBENCH_LOG_FORMAT="json") as served:
         served.client.get("/api/health", headers={"x-request-id": "probe-1234"})
         assert served.client.post("/v1/runs", json=summary()).status_code == 201
-        time.sleep(8)  # the writer's round pushes the run: an INFO line of the app's own
+        # The writer's round pushes the run: an INFO line of the app's own.
+        deadline = time.monotonic() + 60
+        while not any(
+            line.startswith("{") and json.loads(line)["logger"] == "app.datarepo.writer"
+            for line in served.output.splitlines()
+        ):
+            assert time.monotonic() < deadline, served.output
+            time.sleep(0.2)
     output = served.output
     lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     assert lines, output
