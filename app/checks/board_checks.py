@@ -11,9 +11,8 @@ Your bench but on no board; to publish, no prompt template or extra instructions
 from __future__ import annotations
 
 from app.checks.evidence import Evidence
-from app.checks.table import Check, Outcome, failed, passed, skipped
+from app.checks.table import Check, Outcome, failed, failed_one, passed, skipped
 from hbench.codes import named
-from hbench.errors import Problem
 from hbench.jobs.config import JobConfig
 
 PROMPT_KWARG = "prompt_template_path"
@@ -47,16 +46,12 @@ def tasks_from_registry(evidence: Evidence) -> Outcome:
         return skipped("the job can't be read")
     local = bool(job.config.tasks) or any(d.name is None for d in job.datasets)
     if local or _placement_says(evidence, LOCAL_TASKS):
-        return failed(
-            [
-                Problem(
-                    LOCAL_TASKS,
-                    "the job ran tasks from a folder (--path), not a dataset from a registry: "
-                    "it stays private on Your bench, on no board. Run a dataset from a "
-                    "registry (`-d name@version`) to publish a result",
-                    "config.json",
-                )
-            ]
+        return failed_one(
+            LOCAL_TASKS,
+            "the job ran tasks from a folder (--path), not a dataset from a registry: "
+            "it stays private on Your bench, on no board. Run a dataset from a "
+            "registry (`-d name@version`) to publish a result",
+            "config.json",
         )
     return passed("a dataset from a registry")
 
@@ -85,7 +80,7 @@ def prompt_needs_issued_run(evidence: Evidence) -> Outcome:
     outcome = prompt_outcome(evidence)
     if outcome.status == "passed" and _placement_says(evidence, PLACEMENT_PROMPT):
         note = next(p for p in evidence.board_notes if p.code == PLACEMENT_PROMPT)
-        return failed([Problem(PROMPT_NOT_ISSUED, note.message, "config.json")])
+        return failed_one(PROMPT_NOT_ISSUED, note.message, "config.json")
     return outcome
 
 
@@ -107,16 +102,12 @@ def prompt_outcome(evidence: Evidence) -> Outcome:
             "run; the job stays private on Your bench, on no board"
         )
         fix = "To publish, issue a run with them"
-    return failed(
-        [
-            Problem(
-                PROMPT_NOT_ISSUED,
-                f"the job used {' and '.join(used)}, but {why}. {fix} "
-                "(`declarative.prompt_template` or `declarative.extra_instructions`) and run "
-                "its spec, or run the benchmark again without them",
-                "config.json",
-            )
-        ]
+    return failed_one(
+        PROMPT_NOT_ISSUED,
+        f"the job used {' and '.join(used)}, but {why}. {fix} "
+        "(`declarative.prompt_template` or `declarative.extra_instructions`) and run "
+        "its spec, or run the benchmark again without them",
+        "config.json",
     )
 
 

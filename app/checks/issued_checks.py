@@ -6,7 +6,7 @@ from __future__ import annotations
 from app.checks.board_checks import prompt_outcome
 from app.checks.evidence import Evidence
 from app.checks.spec_match import spec_differences
-from app.checks.table import Outcome, failed, passed, skipped
+from app.checks.table import Outcome, failed, failed_one, passed, skipped
 from hbench.errors import Problem
 from hbench.jobs.manifest import MANIFEST_NAME
 
@@ -57,15 +57,11 @@ def spec_digest_matches(evidence: Evidence) -> Outcome:
     if manifest.spec_digest == issued.spec_digest:
         return passed(f"{MANIFEST_NAME} names the issued spec, {issued.spec_digest[:12]}…")
     recorded = f"{manifest.spec_digest[:12]}…" if manifest.spec_digest else "no spec"
-    return failed(
-        [
-            Problem(
-                "run-spec-digest-mismatch",
-                f"{MANIFEST_NAME} records {recorded}, but run {issued.run_id} was issued "
-                f"with spec {issued.spec_digest[:12]}…: the job ran from another spec.json. "
-                "Run this run's own spec.json (`hbench run --config spec.json`), or upload "
-                "the job with the run token of the run whose spec it ran",
-                MANIFEST_NAME,
-            )
-        ]
+    return failed_one(
+        "run-spec-digest-mismatch",
+        f"{MANIFEST_NAME} records {recorded}, but run {issued.run_id} was issued "
+        f"with spec {issued.spec_digest[:12]}…: the job ran from another spec.json. "
+        "Run this run's own spec.json (`hbench run --config spec.json`), or upload "
+        "the job with the run token of the run whose spec it ran",
+        MANIFEST_NAME,
     )

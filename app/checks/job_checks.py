@@ -5,7 +5,7 @@ only crashes. Listed in `app.checks.store_checks`."""
 from __future__ import annotations
 
 from app.checks.evidence import Evidence
-from app.checks.table import Outcome, failed, passed, skipped
+from app.checks.table import Outcome, failed, failed_one, passed, skipped
 from hbench.errors import Problem
 from hbench.jobs.completeness import completeness_problems
 from hbench.jobs.config import DEFAULT_RETRY_EXCLUSIONS
@@ -66,16 +66,12 @@ def one_dataset(evidence: Evidence) -> Outcome:
     if job.config.tasks:
         sources.append(f"{len(job.config.tasks)} tasks named on their own (`tasks`)")
     if len(sources) > 1:
-        return failed(
-            [
-                Problem(
-                    "job-several-datasets",
-                    f"the job ran {len(sources)} sets of tasks ({', '.join(sources)}); a job "
-                    "counts for one dataset. Run each dataset as a job of its own "
-                    "(`-d name@version`) and upload each",
-                    "config.json",
-                )
-            ]
+        return failed_one(
+            "job-several-datasets",
+            f"the job ran {len(sources)} sets of tasks ({', '.join(sources)}); a job "
+            "counts for one dataset. Run each dataset as a job of its own "
+            "(`-d name@version`) and upload each",
+            "config.json",
         )
     if not sources:
         return skipped("config.json names no dataset and no task")
@@ -93,16 +89,12 @@ def one_agent(evidence: Evidence) -> Outcome:
     repeated = len(job.config.agents) > 1 and len(labels) == 1 and len(job.model_names) <= 1
     if len(labels) > 1 or repeated:
         named = ", ".join(labels) if len(labels) > 1 else f"{labels[0]}, listed twice or more"
-        return failed(
-            [
-                Problem(
-                    "job-several-agents",
-                    f"the job ran {len(job.config.agents)} agent entries ({named}); a job "
-                    "counts for one agent. Run each agent as a job of its own (one `-a`) "
-                    "and upload each",
-                    "config.json",
-                )
-            ]
+        return failed_one(
+            "job-several-agents",
+            f"the job ran {len(job.config.agents)} agent entries ({named}); a job "
+            "counts for one agent. Run each agent as a job of its own (one `-a`) "
+            "and upload each",
+            "config.json",
         )
     return passed(f"one agent, {labels[0]}")
 
@@ -113,16 +105,12 @@ def one_model(evidence: Evidence) -> Outcome:
         return skipped("the job can't be read")
     models = job.model_names
     if len(models) > 1:
-        return failed(
-            [
-                Problem(
-                    "job-several-models",
-                    f"the job ran {len(models)} models ({', '.join(models)}); a job counts "
-                    "for one model. Run each model as a job of its own (one `-m`) and "
-                    "upload each",
-                    "config.json",
-                )
-            ]
+        return failed_one(
+            "job-several-models",
+            f"the job ran {len(models)} models ({', '.join(models)}); a job counts "
+            "for one model. Run each model as a job of its own (one `-m`) and "
+            "upload each",
+            "config.json",
         )
     return passed(f"one model, {models[0]}" if models else "no model")
 
@@ -133,15 +121,11 @@ def attempts_in_range(evidence: Evidence) -> Outcome:
         return skipped("the job can't be read")
     n = job.n_attempts
     if not 1 <= n <= MAX_ATTEMPTS:
-        return failed(
-            [
-                Problem(
-                    "job-attempts-out-of-range",
-                    f"the job ran {n} attempts per task; uploads take 1 to {MAX_ATTEMPTS}. "
-                    f"Run the benchmark again with `-k {MAX_ATTEMPTS}` or fewer",
-                    "config.json",
-                )
-            ]
+        return failed_one(
+            "job-attempts-out-of-range",
+            f"the job ran {n} attempts per task; uploads take 1 to {MAX_ATTEMPTS}. "
+            f"Run the benchmark again with `-k {MAX_ATTEMPTS}` or fewer",
+            "config.json",
         )
     return passed(f"{n} attempt{'s' if n > 1 else ''} per task")
 

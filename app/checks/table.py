@@ -40,6 +40,11 @@ def skipped(note: str) -> Outcome:
     return Outcome("skipped", note)
 
 
+def failed_one(code: str, message: str, path: str | None = None) -> Outcome:
+    """A check failed with one problem: `code`, in `path` of the job."""
+    return failed([Problem(code, message, path)])
+
+
 def failed(problems: Sequence[Problem]) -> Outcome:
     if not problems:
         raise ValueError("a failed check names at least one problem")
