@@ -176,10 +176,11 @@ def list_jobs(
 ) -> JobList:
     rows = service.list_jobs(session, account.id, limit)
     policy, now = policy_of(settings), clock()
+    counted = service.counted_before_each(session, rows)
     return JobList(
         jobs=[
-            JobInfo.from_row(row, service.counted_before(session, row), policy=policy, now=now)
-            for row in rows
+            JobInfo.from_row(row, seen, policy=policy, now=now)
+            for row, seen in zip(rows, counted, strict=True)
         ]
     )
 

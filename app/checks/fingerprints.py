@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import or_, select
@@ -56,38 +56,63 @@ def published_before(
 
     `exclude` is the job's own row, when it is stored already (publishing it).
     """
-    if not fingerprint:
+    return published_before_each(session, [(fingerprint, exclude)])[0]
+
+
+Seen = tuple[Mapping[str, Any] | None, uuid.UUID | None]
+"""A job to look for: its fingerprint, and its own row when it is stored (left out)."""
+
+
+def published_before_each(session: Session, jobs: Sequence[Seen]) -> list[Problem | None]:
+    """`published_before` of each job, in order: one query for all their Harbor job ids and
+    one per `IN_CHUNK` of all their trials' digests, however many jobs (a page of Your
+    bench asks for all of its jobs at once)."""
+    harbor_ids = [_harbor_id(fingerprint) for fingerprint, _ in jobs]
+    counted = _counted_rows(session, {h for h in harbor_ids if h is not None})
+    digests = [trial_digests(fingerprint) for fingerprint, _ in jobs]
+    prints = _printed_rows(session, {key for found in digests for key in found})
+    answers: list[Problem | None] = []
+    for (_, exclude), harbor_id, found in zip(jobs, harbor_ids, digests, strict=True):
+        if harbor_id is not None and counted.get(harbor_id, set()) - {exclude}:
+            answers.append(Problem(PUBLISHED_BEFORE, job_message(str(harbor_id))))
+            continue
+        seen = next((key for key in sorted(found) if prints.get(key, set()) - {exclude}), None)
+        answers.append(
+            None if seen is None else Problem(PUBLISHED_BEFORE, trial_message(found[seen]))
+        )
+    return answers
+
+
+def _harbor_id(fingerprint: Mapping[str, Any] | None) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str((fingerprint or {}).get("job_id") or ""))
+    except ValueError:
         return None
-    job_id = str(fingerprint.get("job_id") or "")
-    if _job_counted(session, job_id, exclude):
-        return Problem(PUBLISHED_BEFORE, job_message(job_id))
-    digests = trial_digests(fingerprint)
-    if not digests:
-        return None
+
+
+def _counted_rows(session: Session, harbor_ids: set[uuid.UUID]) -> dict[uuid.UUID, set[uuid.UUID]]:
+    """The rows that counted of each Harbor job id: published at some time (withdrawn and
+    deleted ones too), or uploaded as an issued run."""
+    rows: dict[uuid.UUID, set[uuid.UUID]] = {}
+    counted = or_(Job.published_at.is_not(None), Job.issued_run_id.is_not(None))
+    keys = sorted(harbor_ids)
+    for start in range(0, len(keys), IN_CHUNK):
+        query = select(Job.job_id, Job.id).where(Job.job_id.in_(keys[start : start + IN_CHUNK]))
+        for harbor_id, row_id in session.execute(query.where(counted)):
+            rows.setdefault(harbor_id, set()).add(row_id)
+    return rows
+
+
+def _printed_rows(session: Session, digests: set[str]) -> dict[str, set[uuid.UUID]]:
+    """The rows whose counted trials have each of these digests."""
+    rows: dict[str, set[uuid.UUID]] = {}
     keys = sorted(digests)
     for start in range(0, len(keys), IN_CHUNK):
-        query = select(TrialPrint.digest).where(
-            TrialPrint.digest.in_(keys[start : start + IN_CHUNK])
-        )
-        if exclude is not None:
-            query = query.where(TrialPrint.job_id != exclude)
-        found = session.scalars(query.limit(1)).first()
-        if found is not None:
-            return Problem(PUBLISHED_BEFORE, trial_message(digests[found]))
-    return None
-
-
-def _job_counted(session: Session, job_id: str, exclude: uuid.UUID | None) -> bool:
-    try:
-        harbor_id = uuid.UUID(job_id)
-    except ValueError:
-        return False
-    # Published at some time (withdrawn and deleted ones too), or uploaded as an issued run.
-    counted = or_(Job.published_at.is_not(None), Job.issued_run_id.is_not(None))
-    query = select(Job.id).where(Job.job_id == harbor_id, counted)
-    if exclude is not None:
-        query = query.where(Job.id != exclude)
-    return session.scalars(query.limit(1)).first() is not None
+        query = select(TrialPrint.digest, TrialPrint.job_id)
+        query = query.where(TrialPrint.digest.in_(keys[start : start + IN_CHUNK]))
+        for digest, row_id in session.execute(query):
+            rows.setdefault(digest, set()).add(row_id)
+    return rows
 
 
 def record_prints(session: Session, job: Job) -> int:

@@ -67,14 +67,11 @@ def notice(done: str | None) -> str | None:
 @router.get("/bench", response_class=HTMLResponse)
 def your_bench(page: PageDep, done: str | None = None) -> HTMLResponse:
     account = page.signed_in.account
+    rows = bench.list_jobs(page.session, account.id, LISTED)
+    counted = bench.counted_before_each(page.session, rows)
     listed = [
-        UploadAccepted.from_row(
-            row,
-            bench.counted_before(page.session, row),
-            policy=policy_of(page.settings),
-            now=page.now,
-        )
-        for row in bench.list_jobs(page.session, account.id, LISTED)
+        UploadAccepted.from_row(row, seen, policy=policy_of(page.settings), now=page.now)
+        for row, seen in zip(rows, counted, strict=True)
     ]
     jobs = [(job, regrade_view(job.regrade), evidence_view(job.evidence)) for job in listed]
     issued = [
