@@ -60,6 +60,9 @@ SCRIPTS = (
     Script("client_start", ("--repeat", "10")),
     Script("registry_pull"),
     Script("shards", ("--merges", "3")),
+    Script("request_cost"),
+    Script("capacity_sim"),
+    Script("capacity"),
 )
 FIGURE_LINE = re.compile(r"^\s*([A-Za-z][^:]*?):\s+(-?[0-9]+(?:\.[0-9]+)?)\s+([A-Za-z/%]+)\b")
 
