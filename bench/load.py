@@ -440,6 +440,23 @@ def scratch_postgres(server: str) -> Iterator[str]:
         admin.dispose()
 
 
+def bucket_settings(endpoint: str, prefix: str) -> dict[str, str]:
+    """A new bucket, named `prefix-…`, on the S3 server at `endpoint`, and the service's
+    settings for it."""
+    import boto3  # noqa: PLC0415 - only the benchmarks that use S3 need it
+
+    bucket = f"{prefix}-{secrets.token_hex(6)}"
+    boto3.client(
+        "s3", endpoint_url=endpoint, aws_access_key_id=TEST_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=TEST_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        region_name=TEST_CREDENTIALS["AWS_DEFAULT_REGION"],
+    ).create_bucket(Bucket=bucket)  # fmt: skip
+    return {
+        **TEST_CREDENTIALS, "HBENCH_BLOB_STORE": "s3", "HBENCH_S3_ENDPOINT": endpoint,
+        "HBENCH_S3_BUCKET": bucket,
+    }  # fmt: skip
+
+
 @contextmanager
 def running_deployment(
     folder: Path, *, replicas: int, workers: int, postgres_server: str, s3_endpoint: str
@@ -447,18 +464,7 @@ def running_deployment(
     """A new database and bucket, the writer alone, and `replicas` replicas following the
     data repository it pushes to (each replica's `data.git` is the writer's), each with
     its own state folder, until the block ends."""
-    import boto3  # noqa: PLC0415 - only replicas use it
-
-    bucket = f"hbench-load-{secrets.token_hex(6)}"
-    boto3.client(
-        "s3", endpoint_url=s3_endpoint, aws_access_key_id=TEST_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=TEST_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        region_name=TEST_CREDENTIALS["AWS_DEFAULT_REGION"],
-    ).create_bucket(Bucket=bucket)  # fmt: skip
-    stores = {
-        **TEST_CREDENTIALS, "HBENCH_BLOB_STORE": "s3", "HBENCH_S3_ENDPOINT": s3_endpoint,
-        "HBENCH_S3_BUCKET": bucket, WRITER_POLL: "1",
-    }  # fmt: skip
+    stores = {**bucket_settings(s3_endpoint, "hbench-load"), WRITER_POLL: "1"}
     with scratch_postgres(postgres_server) as url, ExitStack() as stack:
         writer_state = folder / "writer"
         log = (folder / "writer.log").open("wb")

@@ -39,7 +39,6 @@ import json
 import os
 import random
 import re
-import secrets
 import shutil
 import signal
 import subprocess
@@ -55,7 +54,7 @@ from pathlib import Path
 
 import httpx
 from issue_throughput import Request, hammer, issue_requests
-from load import POSTGRES_SERVER, prepare, scratch_postgres
+from load import POSTGRES_SERVER, bucket_settings, prepare, scratch_postgres
 from proc_cpu import pids_cpu, settle, tree_cpu
 from publish_outbox import measure as measure_writer
 from publish_outbox import publishes as synthetic_publishes
@@ -69,7 +68,7 @@ from hbench.jobs.manifest import load_manifest
 from hbench.jobs.sealing import seal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tools/ is not installed
-from tools.moto_s3 import TEST_CREDENTIALS, wait_until_listening
+from tools.moto_s3 import wait_until_listening
 
 HERE = Path(__file__).resolve().parent
 OUTPUT = HERE / "results" / "request_cost.json"
@@ -224,29 +223,13 @@ def logged_s3(folder: Path) -> Iterator[tuple[str, Path]]:
         process.wait(timeout=10)
 
 
-def bucket_settings(endpoint: str) -> dict[str, str]:
-    """A new bucket on the server, and the service's settings for it."""
-    import boto3  # noqa: PLC0415
-
-    bucket = f"hbench-cost-{secrets.token_hex(6)}"
-    boto3.client(
-        "s3", endpoint_url=endpoint, aws_access_key_id=TEST_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=TEST_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        region_name=TEST_CREDENTIALS["AWS_DEFAULT_REGION"],
-    ).create_bucket(Bucket=bucket)  # fmt: skip
-    return {
-        **TEST_CREDENTIALS, "HBENCH_BLOB_STORE": "s3", "HBENCH_S3_ENDPOINT": endpoint,
-        "HBENCH_S3_BUCKET": bucket,
-    }  # fmt: skip
-
-
 @contextmanager
 def deployment(folder: Path, *, sqlite: bool, postgres_server: str) -> Iterator[Deployment]:
     """The service with the no-op route, one process, on a new database and bucket."""
     with ExitStack() as stack:
         endpoint, s3_log = stack.enter_context(logged_s3(folder))
         url = None if sqlite else stack.enter_context(scratch_postgres(postgres_server))
-        env = {**bucket_settings(endpoint), "HBENCH_WORKERS": "1"}
+        env = {**bucket_settings(endpoint, "hbench-cost"), "HBENCH_WORKERS": "1"}
         service = stack.enter_context(
             running_service(folder / "state", database_url=url, noop=True, env=env)
         )
