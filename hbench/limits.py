@@ -13,6 +13,12 @@ from datetime import timedelta
 
 MIB = 1024 * 1024
 
+
+def size_text(count: int) -> str:
+    """A byte count as an error message shows it: in MiB from one MiB, else in bytes."""
+    return f"{count / MIB:.1f} MiB" if count >= MIB else f"{count:,} bytes"
+
+
 UPLOAD_MAX_BYTES = 95 * MIB
 """The packed `.tar.gz` as sent. A full SWE-bench Verified job is 30 to 50 MiB."""
 

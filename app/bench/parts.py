@@ -27,12 +27,12 @@ from datetime import datetime
 
 from sqlalchemy import select, update
 
-from app.bench.upload_sessions import COMPLETED, OPEN, Declared, size
+from app.bench.upload_sessions import COMPLETED, OPEN, Declared
 from app.blobs import BlobStore, Readable
 from app.db.models import UploadSession
 from app.db.session import Database
 from hbench.errors import HbenchError
-from hbench.limits import MIB
+from hbench.limits import MIB, size_text
 
 PARTS_PREFIX = "upload-parts/"
 READ_CHUNK = MIB
@@ -62,7 +62,8 @@ def place_part(row: UploadSession, number: int) -> PartPlace:
         raise HbenchError(
             "upload-part-out-of-order",
             f"part {number} is past the upload's parts: it has {declared.count}, numbered "
-            f"from 1 ({size(declared.total_bytes)} in parts of {size(declared.part_bytes)})",
+            f"from 1 ({size_text(declared.total_bytes)} in parts of "
+            f"{size_text(declared.part_bytes)})",
             path=f"parts/{number}",
         )
     if number > row.received + 1:

@@ -31,7 +31,7 @@ from app.settings import Settings
 from app.uploads.archive import ExtractedJob, extract_async, scratch_folder
 from hbench.codes import Area
 from hbench.errors import HbenchError
-from hbench.limits import MIB
+from hbench.limits import size_text
 
 GZIP_TYPES = frozenset({"application/gzip", "application/x-gzip"})
 DEFAULT_LIST_LIMIT = 100
@@ -149,14 +149,11 @@ def refuse_before_reading(headers: Mapping[str, str], settings: Settings) -> Non
     if length.isdigit() and int(length) > settings.upload_max_bytes:
         raise HbenchError(
             "upload-too-large",
-            f"the upload is {size(int(length))}, over the {size(settings.upload_max_bytes)} "
+            f"the upload is {size_text(int(length))}, over the "
+            f"{size_text(settings.upload_max_bytes)} "
             "one request may send; send a job this large in parts (`hbench jobs upload` "
             "does, POST /api/bench/upload-sessions), or run fewer tasks per job",
         )
-
-
-def size(count: int) -> str:
-    return f"{count / MIB:.1f} MiB" if count >= MIB else f"{count:,} bytes"
 
 
 @router.get(

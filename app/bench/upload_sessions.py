@@ -18,7 +18,7 @@ from app.bench.uploader import Uploader
 from app.db.models import UploadSession
 from app.db.session import Database
 from hbench.errors import HbenchError
-from hbench.limits import MIB, PART_MIN_BYTES
+from hbench.limits import PART_MIN_BYTES, size_text
 
 OPEN, COMPLETING, COMPLETED = "open", "completing", "completed"
 LIVE = (OPEN, COMPLETING)
@@ -49,10 +49,6 @@ class Declared:
         return cls(row.total_bytes, row.sha256, row.part_bytes)
 
 
-def size(count: int) -> str:
-    return f"{count / MIB:.1f} MiB" if count >= MIB else f"{count:,} bytes"
-
-
 def refuse_declared(declared: Declared, *, sent_cap: int, request_max: int) -> None:
     """Refuse sizes no upload in parts can have, or a job over its caps, before a part."""
     if not SHA256_HEX.fullmatch(declared.sha256):
@@ -64,7 +60,8 @@ def refuse_declared(declared: Declared, *, sent_cap: int, request_max: int) -> N
     if declared.total_bytes > sent_cap:
         raise HbenchError(
             "upload-too-large",
-            f"the upload is {size(declared.total_bytes)}, over the {size(sent_cap)} cap on "
+            f"the upload is {size_text(declared.total_bytes)}, over the "
+            f"{size_text(sent_cap)} cap on "
             "what this job may send: its board allows no more (a board's `uploadMaxBytes`); "
             "run fewer tasks per job",
             path="total_bytes",
@@ -72,14 +69,14 @@ def refuse_declared(declared: Declared, *, sent_cap: int, request_max: int) -> N
     if declared.part_bytes > request_max:
         raise HbenchError(
             "upload-session-invalid",
-            f"a part of {size(declared.part_bytes)} is over the {size(request_max)} one "
+            f"a part of {size_text(declared.part_bytes)} is over the {size_text(request_max)} one "
             "request may send; declare smaller parts",
             path="part_bytes",
         )
     if declared.count > 1 and declared.part_bytes < PART_MIN_BYTES:
         raise HbenchError(
             "upload-session-invalid",
-            f"parts of {size(declared.part_bytes)} are under the {size(PART_MIN_BYTES)} "
+            f"parts of {size_text(declared.part_bytes)} are under the {size_text(PART_MIN_BYTES)} "
             "smallest; declare larger parts",
             path="part_bytes",
         )
