@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -47,10 +48,16 @@ def names_demo(datasets: Iterable[object]) -> bool:
 
 def names_image(tasks_dir: Path) -> bool:
     """Whether a task in this folder of tasks starts from the demo tasks' image."""
-    return any(
-        f'docker_image = "{IMAGE}"' in toml.read_text(encoding="utf-8")
-        for toml in tasks_dir.glob("*/task.toml")
-    )
+    return any(_docker_image(toml) == IMAGE for toml in tasks_dir.glob("*/task.toml"))
+
+
+def _docker_image(task_toml: Path) -> object:
+    try:
+        task = tomllib.loads(task_toml.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None  # Harbor's own reading of the task says what is wrong with it
+    environment = task.get("environment")
+    return environment.get("docker_image") if isinstance(environment, dict) else None
 
 
 def ensure_image(docker: str | None = None) -> bool:
