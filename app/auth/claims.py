@@ -7,12 +7,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from app.settings import REPOSITORY_PATTERN
 
+LEEWAY = timedelta(seconds=30)
+"""How far a token's times may be off the service's clock: verified that much past its
+`exp`, and so remembered as used (`app.auth.jti`) that much longer."""
 WORKFLOW_REF = re.compile(r"^[^/@\s]+/[^/@\s]+/\.github/workflows/[^@\s]+\.ya?ml@\S+$")
 
 

@@ -9,8 +9,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from app.auth.claims import ActionsClaims
-from app.auth.oidc import LEEWAY
+from app.auth.claims import LEEWAY, ActionsClaims
 from app.db.models import UsedOidcToken, utcnow
 from hbench.errors import HbenchError
 

@@ -22,14 +22,13 @@ import jwt
 from fastapi import Depends, Request
 from pydantic import ValidationError
 
-from app.auth.claims import ActionsClaims, TrustedWorkflow, trusted_workflows
+from app.auth.claims import LEEWAY, ActionsClaims, TrustedWorkflow, trusted_workflows
 from app.auth.jwks import HttpJwksSource, JwksCache
 from app.db.models import utcnow
 from app.dependencies import SettingsDep
 from hbench.errors import HbenchError, Problem
 
 ALGORITHMS = ["RS256"]
-LEEWAY = timedelta(seconds=30)
 
 
 class OidcVerifier:

@@ -3,28 +3,32 @@
 every `hbench-app` command alike.
 
 There is no `alembic.ini`: the configuration is built here, around a connection the
-caller opened, so the migrations run on exactly the engine the service uses.
+caller opened, so the migrations run on exactly the engine the service uses. Alembic is
+imported where it is used: the upload workers import this module (through the
+service's dependencies) and never migrate.
 """
 
 from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine
 
 from app.db.session import Database
 from app.settings import Settings
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS_DIR = Path(__file__).resolve().parents[1] / "migrations"
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
     """An Alembic configuration for our migrations, bound to a connection if given."""
+    from alembic.config import Config  # noqa: PLC0415 - see the module's docstring
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
     config.attributes["connection"] = connection
@@ -33,18 +37,24 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Bring the database up to a revision (the newest by default), in one transaction."""
+    from alembic import command  # noqa: PLC0415 - see the module's docstring
+
     with engine.begin() as connection:
         command.upgrade(alembic_config(connection), revision)
 
 
 def downgrade(engine: Engine, revision: str) -> None:
     """Take the database back down to a revision (`base` removes every table)."""
+    from alembic import command  # noqa: PLC0415 - see the module's docstring
+
     with engine.begin() as connection:
         command.downgrade(alembic_config(connection), revision)
 
 
 def current_revision(engine: Engine) -> str | None:
     """The revision the database is at, or None for a database never migrated."""
+    from alembic.runtime.migration import MigrationContext  # noqa: PLC0415 - as above
+
     with engine.connect() as connection:
         return MigrationContext.configure(connection).get_current_revision()
 
@@ -52,6 +62,8 @@ def current_revision(engine: Engine) -> str | None:
 @cache
 def head_revision() -> str:
     """The newest revision in `app/migrations/versions/` (read once per process)."""
+    from alembic.script import ScriptDirectory  # noqa: PLC0415 - as above
+
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     if head is None:
         raise RuntimeError(f"no migrations found in {MIGRATIONS_DIR}")

@@ -9,8 +9,6 @@ from typing import Annotated
 import typer
 
 from hbench.cli.output import handled
-from sitebuild.build import build_site
-from sitebuild.config import SiteConfig
 
 site = typer.Typer(help="Build the static Pages site.", no_args_is_help=True)
 
@@ -45,6 +43,11 @@ def build(
     ] = os.cpu_count() or 1,
 ) -> None:
     """Build the site into OUT; a second build renders only what changed since."""
+    # Here, not at the top: every `hbench-app` command, and every upload worker (which runs
+    # the service's script again as it starts), would load the site builder for nothing.
+    from sitebuild.build import build_site  # noqa: PLC0415
+    from sitebuild.config import SiteConfig  # noqa: PLC0415
+
     with handled():
         report = build_site(
             data_repo, out, SiteConfig(service_url=service_url), full=full, workers=workers

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 from fastapi import FastAPI
@@ -16,8 +17,11 @@ from fastapi.staticfiles import StaticFiles
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from sitebuild.build import STATE_FILE, BuildReport, build_site
-from sitebuild.config import SiteConfig
+from sitebuild.state import STATE_FILE
+
+if TYPE_CHECKING:
+    from sitebuild.build import BuildReport
+    from sitebuild.config import SiteConfig
 
 SITE_PATH = "/site"
 """Where the service serves the site; pages link relatively, so any path works."""
@@ -114,4 +118,8 @@ def rebuild(data_repo: Path, folder: Path, config: SiteConfig | None = None) -> 
     (`link=False`): the service's checkout is rewritten in place, and a linked run's JSON
     would change with it before its page does.
     """
+    # Imported here: the site builder (Jinja and its templates) is this module's only
+    # use of it, and every `hbench-app` command and upload worker imports this module.
+    from sitebuild.build import build_site  # noqa: PLC0415
+
     return build_site(data_repo, folder, config, workers=1, link=False)
