@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# First: the collector stays off while the service's modules load (hbench/quick_start.py).
+from hbench import quick_start  # isort: split
+
 import os
 import signal
 from collections.abc import Iterator
@@ -20,7 +23,6 @@ from app.github.cli import github_app
 from app.github.tokens import InstallationTokens
 from app.http.server import APP_FACTORY, server_config
 from app.http.server import run as run_server
-from app.main import create_app
 from app.observe.metrics import MULTIPROCESS_VARIABLE, fresh_metrics_dir
 from app.publish.cli import maintenance
 from app.regrade.cli import embedded_worker, regrade
@@ -29,6 +31,7 @@ from app.settings import Settings, env_name, is_login
 from app.site.cli import site
 from hbench.quick_exit import skip_last_collections
 
+quick_start.loaded()
 skip_last_collections()
 
 app = typer.Typer(
@@ -81,6 +84,11 @@ def serve(
     workers = settings.serve_workers
     with embedded_worker(settings):
         if workers == 1:
+            # Here, not at the top: an upload worker runs this script again as it starts
+            # (Python 3.12's fork server never imports `__main__` for it, python/cpython
+            # #126631), and none of them needs the routes.
+            from app.main import create_app  # noqa: PLC0415
+
             run_server(server_config(create_app(settings), settings, host=host, port=port))
             return
         # Each worker builds its app from the environment: this one, with the state
