@@ -24,13 +24,12 @@ from starlette.concurrency import run_in_threadpool
 
 from app.bench import parts, service, upload_sessions
 from app.bench.caps import job_caps
-from app.bench.routes import STORE_REFUSALS, accepted, check_and_store, upload_folder
+from app.bench.routes import STORE_REFUSALS, accepted, upload_folder
 from app.bench.schemas import UploadAccepted
 from app.bench.uploader import Uploader, UploaderDep
 from app.db.models import UploadSession
 from app.errors import error_responses
 from app.services import Services, ServicesDep
-from app.uploads.archive import ExtractedJob, extract
 from hbench.codes import Area
 from hbench.errors import HbenchError
 
@@ -289,8 +288,10 @@ async def complete(session_id: uuid.UUID, uploader: Uploader, services: Services
     row = await run_in_threadpool(claimed)
     try:
         async with upload_folder(services.settings) as scratch:
-            extracted = await run_in_threadpool(assemble, services, row, scratch, uploader)
-            stored = await check_and_store(extracted, uploader, services)
+            plan = parts.PartsToAssemble.of(row)
+            stored = await service.assemble_and_accept_in_worker(
+                plan, scratch, uploader, services.clock(), services
+            )
     except HbenchError as refused:
         if refused.code == "internal-error":
             await run_in_threadpool(upload_sessions.release_completion, database, session_id)
@@ -305,25 +306,6 @@ async def complete(session_id: uuid.UUID, uploader: Uploader, services: Services
         raise
     await run_in_threadpool(parts.mark_completed, database, blobs, session_id, stored.row.id)
     return stored
-
-
-def assemble(
-    services: Services, row: UploadSession, scratch: Path, uploader: Uploader
-) -> ExtractedJob:
-    """The session's archive unpacked into `scratch`, its parts hashed as they are read:
-    parts that together lack the declared sha256 are refused as such
-    (`upload-digest-mismatch`) before anything is checked, and also when unpacking them
-    failed, which a wrong archive does by the first rule it happens to break."""
-    assembled = parts.Assembled(services.blobs, row)
-    chunks = assembled.chunks()
-    limits = job_caps(services.settings, services.registry, uploader).limits()
-    try:
-        extracted = extract(chunks, scratch, limits)
-    except HbenchError:
-        parts.refuse_assembled(row, assembled.rest(chunks))
-        raise
-    parts.refuse_assembled(row, assembled.rest(chunks))
-    return extracted
 
 
 @router.delete(

@@ -7,9 +7,9 @@ as the session's next one, by a conditional update, so two senders can't interle
 part already in may be sent again with the same bytes (the answer to it was lost). Each
 part is checked for its size and its sha256 before it is kept in the blob store, under
 `upload-parts/<session>/`; a refused part leaves the session as it was. Completing
-unpacks the parts read back in order, hashing them as they are read: the whole must have
-the declared sha256 before the job goes to the one upload pipeline
-(`app.bench.routes.check_and_store`), and a wrong whole is refused as such. The
+unpacks the parts read back in order, in an upload worker, hashing them as they are read:
+the whole must have the declared sha256 before the job goes to the one upload pipeline
+(`app.bench.service.accept`), and a wrong whole is refused as such. The
 parts are removed when the session completes, is refused at completion, is aborted, or
 expires; nothing of a session is ever a stored job but a completed one.
 
@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from sqlalchemy import select, update
 
@@ -31,6 +32,8 @@ from app.bench.upload_sessions import COMPLETED, OPEN, Declared
 from app.blobs import BlobStore, Readable
 from app.db.models import UploadSession
 from app.db.session import Database
+from app.uploads.archive import ExtractedJob, extract
+from app.uploads.models import ArchiveLimits
 from hbench.errors import HbenchError
 from hbench.limits import MIB, size_text
 
@@ -190,15 +193,26 @@ def remove_parts(blobs: BlobStore, session_id: uuid.UUID) -> int:
     return len(keys)
 
 
+@dataclass(frozen=True)
+class PartsToAssemble:
+    """What assembling a session's parts needs of its row, small enough to hand an upload
+    worker: the parts' keys in order, and the sha256 declared for the whole."""
+
+    keys: tuple[str, ...]
+    sha256: str
+
+    @classmethod
+    def of(cls, row: UploadSession) -> PartsToAssemble:
+        numbered = enumerate(row.part_digests[: row.received], start=1)
+        return cls(tuple(part_key(row.id, n, digest) for n, digest in numbered), row.sha256)
+
+
 class Assembled:
     """The session's parts read back in order as one stream of chunks, hashed as read."""
 
-    def __init__(self, blobs: BlobStore, row: UploadSession) -> None:
+    def __init__(self, blobs: BlobStore, keys: tuple[str, ...]) -> None:
         self.blobs = blobs
-        self.keys = [
-            part_key(row.id, number, digest)
-            for number, digest in enumerate(row.part_digests[: row.received], start=1)
-        ]
+        self.keys = keys
         self.hash = hashlib.sha256()
 
     def chunks(self) -> Iterator[bytes]:
@@ -215,11 +229,29 @@ class Assembled:
         return self.hash.hexdigest()
 
 
-def refuse_assembled(row: UploadSession, digest: str) -> None:
-    if digest != row.sha256:
+def assemble(
+    blobs: BlobStore, plan: PartsToAssemble, scratch: Path, limits: ArchiveLimits
+) -> ExtractedJob:
+    """The parts unpacked into `scratch`, hashed as they are read: parts that together lack
+    the declared sha256 are refused as such (`upload-digest-mismatch`) before anything is
+    checked, and also when unpacking them failed, which a wrong archive does by the first
+    rule it happens to break."""
+    assembled = Assembled(blobs, plan.keys)
+    chunks = assembled.chunks()
+    try:
+        extracted = extract(chunks, scratch, limits)
+    except HbenchError:
+        refuse_assembled(plan.sha256, assembled.rest(chunks))
+        raise
+    refuse_assembled(plan.sha256, assembled.rest(chunks))
+    return extracted
+
+
+def refuse_assembled(declared: str, digest: str) -> None:
+    if digest != declared:
         raise HbenchError(
             "upload-digest-mismatch",
-            f"the parts together have sha256 {digest}, not the {row.sha256} the upload was "
+            f"the parts together have sha256 {digest}, not the {declared} the upload was "
             "opened with: they come from another archive; nothing is stored and the parts "
             "are removed: upload the archive again",
         )

@@ -28,7 +28,7 @@ from app.dependencies import SessionDep, SettingsDep, app_settings
 from app.errors import error_responses
 from app.services import Services, ServicesDep
 from app.settings import Settings
-from app.uploads.archive import ExtractedJob, extract_async, scratch_folder
+from app.uploads.archive import scratch_folder, spool_async
 from hbench.codes import Area
 from hbench.errors import HbenchError
 from hbench.limits import size_text
@@ -45,7 +45,7 @@ STORE_REFUSALS = (
     "bench-published-before",
     "request-invalid",
 )
-"""What an unpacked upload may be refused with, sent whole or in parts (`check_and_store`)."""
+"""What an unpacked upload may be refused with, sent whole or in parts (`service.accept`)."""
 
 
 @asynccontextmanager
@@ -96,26 +96,17 @@ def accepted(stored: service.Stored, services: Services) -> UploadAccepted:
 
 
 async def take_upload(request: Request, uploader: Uploader, services: Services) -> service.Stored:
-    """Stream the request's body into a scratch folder, check it and store it: the one
-    way in for an upload sent whole, from the API or from the pages."""
+    """Stream the request's body into a scratch folder, then unpack, check and store it in
+    an upload worker: the one way in for an upload sent whole, from the API or from the
+    pages."""
     settings = services.settings
     refuse_before_reading(request.headers, settings)
     caps = job_caps(settings, services.registry, uploader)
     async with upload_folder(settings) as scratch:
-        extracted = await extract_async(
+        sent = await spool_async(
             request.stream(), scratch, caps.limits(request_max=settings.upload_max_bytes)
         )
-        return await check_and_store(extracted, uploader, services)
-
-
-async def check_and_store(
-    extracted: ExtractedJob, uploader: Uploader, services: Services
-) -> service.Stored:
-    """Check an unpacked upload and store it, in an upload worker: what every upload goes
-    through once unpacked, sent whole or in parts (`app.bench.parts`)."""
-    return await service.accept_in_worker(
-        service.Upload(extracted, uploader, services.clock()), services
-    )
+        return await service.unpack_and_accept_in_worker(sent, uploader, services.clock(), services)
 
 
 @asynccontextmanager

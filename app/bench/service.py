@@ -5,9 +5,10 @@ files, run the check tables (`app.checks.store_checks`), and only when every sto
 redact the files, pack them and store the job (`app.bench.storage`); the board checks'
 failures become the notes of a job kept on Your bench that fits no board. It raises
 `HbenchError` with every store check's failure otherwise, and stores nothing. It is
-CPU-bound work, so the service runs it in an upload worker's process (`accept_in_worker`,
-`app.bench.pool`), never in the server's own threads, where it would hold up every other
-request.
+CPU-bound work, so the service runs it in an upload worker's process, with the unpacking
+before it (`unpack_and_accept_in_worker` for an upload sent whole,
+`assemble_and_accept_in_worker` for one sent in parts; `app.bench.pool`), never in the
+server's own threads, where it would hold up every other request.
 """
 
 from __future__ import annotations
@@ -16,16 +17,19 @@ import os
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from app.auth.jti import consume_jti
+from app.bench.caps import job_caps
+from app.bench.parts import PartsToAssemble, assemble
 from app.bench.pool import run_in_worker
 from app.bench.shards import complete_run
 from app.bench.storage import blob_key, new_job_id, store_job
@@ -43,7 +47,7 @@ from app.observe import metrics
 from app.regrade.plan import RegradeInput, plan_regrade
 from app.regrade.service import new_regrade
 from app.services import Services, ServicesRecipe
-from app.uploads.archive import ExtractedJob
+from app.uploads.archive import ExtractedJob, SpooledBody
 from app.uploads.redact import redact_folder_by_rule, redact_text
 from hbench.errors import HbenchError, Problem
 from hbench.jobs.identity import job_identity
@@ -161,18 +165,22 @@ def spent_refusal(database: Database, job: HarborJob | None, spent: Problem) -> 
         return published_before(session, fingerprint(job)) or spent
 
 
-async def accept_in_worker(upload: Upload, services: Services) -> Stored:
-    """`accept` in one of the process's upload workers, on the same services; its refusal
-    raised here as it was raised there, and counted here, in the process whose metrics are
-    scraped (`hbench_uploads`: accepted, or refused by code)."""
-    extracted = replace(upload.extracted, root=upload.extracted.root.absolute())
+async def unpack_and_accept_in_worker(
+    sent: SpooledBody, uploader: Uploader, now: datetime, services: Services
+) -> Stored:
+    """Unpack a spooled body and `accept` it, both in one of the upload workers: the
+    server's interpreter neither inflates nor parses an upload sent whole."""
+    absolute = SpooledBody(sent.body.absolute(), sent.target.absolute(), sent.limits)
+    return await _in_worker(services, unpack_and_accept, absolute, uploader, now)
+
+
+async def _in_worker(services: Services, function: Callable[..., Stored], *args: Any) -> Stored:
+    """`function(*args, recipe)` in an upload worker, counted here, in the process whose
+    metrics are scraped (`hbench_uploads`: accepted, or refused by code)."""
     started = time.perf_counter()
     try:
         stored = await run_in_worker(
-            services.settings.upload_workers,
-            accept_with,
-            replace(upload, extracted=extracted),
-            services.recipe(),
+            services.settings.upload_workers, function, *args, services.recipe()
         )
     except HbenchError as refused:
         metrics.upload_finished(started, refused.code)
@@ -181,10 +189,29 @@ async def accept_in_worker(upload: Upload, services: Services) -> Stored:
     return stored
 
 
-def accept_with(upload: Upload, recipe: ServicesRecipe) -> Stored:
-    """`accept` in a worker, on the services made there from their recipe (paths are
-    absolute: a worker's working folder may not be the server's)."""
-    return accept(upload, recipe.services())
+def unpack_and_accept(
+    sent: SpooledBody, uploader: Uploader, now: datetime, recipe: ServicesRecipe
+) -> Stored:
+    """In a worker: unpack the body (refused with its archive rule code), then `accept` it."""
+    return accept(Upload(sent.unpack(), uploader, now), recipe.services())
+
+
+async def assemble_and_accept_in_worker(
+    plan: PartsToAssemble, scratch: Path, uploader: Uploader, now: datetime, services: Services
+) -> Stored:
+    """Assemble an upload in parts and `accept` it, both in one of the upload workers."""
+    return await _in_worker(services, assemble_and_accept, plan, scratch.absolute(), uploader, now)
+
+
+def assemble_and_accept(
+    plan: PartsToAssemble, scratch: Path, uploader: Uploader, now: datetime, recipe: ServicesRecipe
+) -> Stored:
+    """In a worker: the parts unpacked into `scratch` (`app.bench.parts.assemble`), under
+    the caps of the uploader's boards, then `accept`ed."""
+    services = recipe.services()
+    limits = job_caps(services.settings, services.registry, uploader).limits()
+    extracted = assemble(services.blobs, plan, scratch, limits)
+    return accept(Upload(extracted, uploader, now), services)
 
 
 def gather(

@@ -6,6 +6,11 @@ against the sent cap, inflated in bounded pieces, and parsed as tar by hand
 the bytes it guards are written. Each regular file is written once, hashed as it is written, and its
 (size, sha256) kept for the manifest check (`hbench.jobs.verification.compare`).
 
+The server does not unpack: it spools the body as sent to a file (`spool_async`),
+refusing there what the first bytes and the sent cap already show, and an upload
+worker unpacks it (`SpooledBody.unpack`), so inflating and parsing never hold the
+server's interpreter while other requests wait.
+
 Anything a job folder can't hold is refused with its rule code: links, devices
 and other special members, absolute or `..` paths, duplicates, a second job
 folder, files beside the job folder, and bodies that are not one complete gzip
@@ -24,6 +29,8 @@ import tempfile
 import threading
 import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from app.uploads.errors import not_gzip, trailing_data, truncated
@@ -38,12 +45,19 @@ __all__ = [
     "ArchiveLimits",
     "ExtractedJob",
     "FileDigest",
+    "SpooledBody",
     "extract",
-    "extract_async",
     "scratch_folder",
+    "spool",
+    "spool_async",
 ]
 
 INFLATE_CHUNK = MIB
+SPOOL_CHUNK = MIB
+"""Bytes an upload worker reads of a spooled body at a time."""
+SPOOLED_NAME = "sent.tar.gz"
+UNPACKED_NAME = "unpacked"
+"""A spooled upload's file and the folder it is unpacked into, inside its scratch folder."""
 """Most bytes one inflate call may return: decompressed memory stays bounded whatever the ratio."""
 
 _GZIP_START = b"\x1f\x8b\x08"  # gzip's magic, then "deflate", its only method
@@ -89,20 +103,61 @@ def extract(
         os.close(scratch_fd)
 
 
-async def extract_async(
-    chunks: AsyncIterable[bytes], scratch: Path, limits: ArchiveLimits = DEFAULT_LIMITS
-) -> ExtractedJob:
-    """`extract` over an async body (such as Starlette's `request.stream()`).
+@dataclass(frozen=True)
+class SpooledBody:
+    """An upload's body as it was sent, in a file of its scratch folder, not yet unpacked:
+    what the server hands its upload workers, which unpack it (`unpack`)."""
 
-    The work runs in a worker thread, pulling one chunk at a time from the event
-    loop, so the loop stays free and nothing is read ahead of the reader. If the
+    body: Path
+    """The `.tar.gz` as sent."""
+    target: Path
+    """Where it is unpacked: a folder not yet made, inside the same scratch folder."""
+    limits: ArchiveLimits
+
+    def unpack(self) -> ExtractedJob:
+        """`extract` the body into `target`, made here, empty and private."""
+        self.target.mkdir(mode=0o700)
+        with self.body.open("rb") as stream:
+            return extract(iter(partial(stream.read, SPOOL_CHUNK), b""), self.target, self.limits)
+
+
+def spool(chunks: Iterable[bytes], scratch: Path, limits: ArchiveLimits) -> SpooledBody:
+    """Write a body, chunk by chunk, to a new file in the empty folder `scratch`, for an
+    upload worker to unpack. What can be told before unpacking is refused here, reading no
+    further: a body past the sent cap (`upload-too-large`, no byte past the chunk that
+    crossed it written), one that does not start as gzip (`upload-not-gzip`), an empty one.
+    """
+    body = scratch / SPOOLED_NAME
+    sent = 0
+    head = b""
+    fd = os.open(body, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        for chunk in chunks:
+            sent += len(chunk)
+            if sent > limits.max_sent_bytes:
+                raise too_large(limits.max_sent_bytes)
+            if len(head) < len(_GZIP_START):
+                head = _checked_start(head, chunk)
+            out.write(chunk)
+    if sent == 0:
+        raise not_gzip("the body is empty")
+    return SpooledBody(body, scratch / UNPACKED_NAME, limits)
+
+
+async def spool_async(
+    chunks: AsyncIterable[bytes], scratch: Path, limits: ArchiveLimits = DEFAULT_LIMITS
+) -> SpooledBody:
+    """`spool` over an async body (such as Starlette's `request.stream()`).
+
+    The writing runs in a worker thread, pulling one chunk at a time from the event
+    loop, so the loop stays free and nothing is read ahead of the writer. If the
     caller is cancelled, the worker stops at its next chunk and is awaited before
     the cancellation goes on, so the scratch folder can be removed safely.
     """
     loop = asyncio.get_running_loop()
     stop = threading.Event()
     pulled = _pull_from_loop(aiter(chunks), loop, stop)
-    worker = asyncio.ensure_future(asyncio.to_thread(extract, pulled, scratch, limits))
+    worker = asyncio.ensure_future(asyncio.to_thread(spool, pulled, scratch, limits))
     try:
         return await asyncio.shield(worker)
     except asyncio.CancelledError:
@@ -110,6 +165,23 @@ async def extract_async(
         with contextlib.suppress(BaseException):
             await worker
         raise
+
+
+def too_large(max_sent: int) -> HbenchError:
+    return HbenchError(
+        "upload-too-large",
+        f"the upload is over the {max_sent / MIB:.0f} MiB cap on what is sent; "
+        "send a larger job in parts (`hbench jobs upload` does), up to its board's "
+        "cap; past that, run fewer tasks per job",
+    )
+
+
+def _checked_start(head: bytes, chunk: bytes) -> bytes:
+    """The body's first bytes so far, with `chunk`'s; refused unless they start gzip's."""
+    head += chunk[: len(_GZIP_START) - len(head)]
+    if not _GZIP_START.startswith(head):
+        raise not_gzip("it does not start with gzip's magic bytes")
+    return head
 
 
 class _CallerGoneError(Exception):
@@ -155,18 +227,11 @@ class _Gunzip:
             return
         self.sent += len(chunk)
         if self.sent > self._max_sent:
-            raise HbenchError(
-                "upload-too-large",
-                f"the upload is over the {self._max_sent / MIB:.0f} MiB cap on what is sent; "
-                "send a larger job in parts (`hbench jobs upload` does), up to its board's "
-                "cap; past that, run fewer tasks per job",
-            )
+            raise too_large(self._max_sent)
         if self._inflate.eof:
             raise trailing_data()
         if len(self._head) < len(_GZIP_START):
-            self._head += chunk[: len(_GZIP_START) - len(self._head)]
-            if not _GZIP_START.startswith(self._head):
-                raise not_gzip("it does not start with gzip's magic bytes")
+            self._head = _checked_start(self._head, chunk)
         data = chunk
         while True:
             try:

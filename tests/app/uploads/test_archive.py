@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import io
 import os
+import random
 import shutil
 import subprocess
 import tarfile
@@ -32,8 +33,9 @@ from app.uploads.archive import (
     ExtractedJob,
     FileDigest,
     extract,
-    extract_async,
     scratch_folder,
+    spool,
+    spool_async,
 )
 from hbench.codes import CODE_NAMES
 from hbench.errors import HbenchError
@@ -270,7 +272,7 @@ def test_a_sealed_harbor_job_matches_its_manifest_once_unpacked(
     assert "manifest.json" in result.files
 
 
-def test_async_bodies_are_read_in_a_worker(sandbox: Path) -> None:
+def test_async_bodies_are_spooled_in_a_worker_then_unpacked_whole(sandbox: Path) -> None:
     body = ok_job(member("job/f", b"async"))
 
     async def stream() -> AsyncIterator[bytes]:
@@ -280,23 +282,51 @@ def test_async_bodies_are_read_in_a_worker(sandbox: Path) -> None:
 
     async def run() -> ExtractedJob:
         with scratch_folder(sandbox) as scratch:
-            return await extract_async(stream(), scratch)
+            sent = await spool_async(stream(), scratch)
+            assert sent.body.read_bytes() == body
+            assert sent.body.stat().st_mode & 0o777 == 0o600
+            assert not sent.target.exists()
+            unpacked = sent.unpack()
+            assert unpacked.root.parent == sent.target
+            assert sent.target.stat().st_mode & 0o777 == 0o700
+            return unpacked
 
     assert asyncio.run(run()).files == {"f": digest(b"async")}
     assert list(sandbox.iterdir()) == []
 
 
-def test_async_refusals_carry_their_code(sandbox: Path) -> None:
-    async def stream() -> AsyncIterator[bytes]:
-        yield b"not gzip at all"
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"not gzip at all", "upload-not-gzip"),
+        (b"", "upload-not-gzip"),
+        (gz(random.Random(1).randbytes(200)), "upload-too-large"),  # noqa: S311 - test bytes
+    ],
+    ids=["not-gzip", "empty", "over-the-sent-cap"],
+)
+def test_spooling_refuses_what_the_first_bytes_and_the_sent_cap_show(
+    sandbox: Path, body: bytes, code: str
+) -> None:
+    limits = ArchiveLimits(max_sent_bytes=40)
+    read: list[int] = []
 
-    async def run() -> None:
-        with scratch_folder(sandbox) as scratch:
-            await extract_async(stream(), scratch)
+    def counted() -> Iterator[bytes]:
+        for chunk in chunks(body, 30):
+            read.append(len(chunk))
+            yield chunk
 
-    with pytest.raises(HbenchError) as caught:
-        asyncio.run(run())
-    assert caught.value.code == "upload-not-gzip"
+    with scratch_folder(sandbox) as scratch, pytest.raises(HbenchError) as caught:
+        spool(counted(), scratch, limits)
+    assert caught.value.code == code
+    assert len(read) <= 2  # no chunk read past the one that showed it
+
+
+def test_a_spooled_body_is_unpacked_under_the_same_refusals(sandbox: Path) -> None:
+    with scratch_folder(sandbox) as scratch:
+        sent = spool(chunks(ok_job(member("job/../f", b"x"))), scratch, DEFAULT_LIMITS)
+        with pytest.raises(HbenchError) as caught:
+            sent.unpack()
+    assert caught.value.code == "archive-unsafe-path"
 
 
 def test_a_cancelled_upload_stops_its_worker_before_the_scratch_goes(sandbox: Path) -> None:
@@ -310,7 +340,7 @@ def test_a_cancelled_upload_stops_its_worker_before_the_scratch_goes(sandbox: Pa
 
     async def run() -> None:
         with scratch_folder(sandbox) as scratch:
-            task = asyncio.create_task(extract_async(stalled(), scratch))
+            task = asyncio.create_task(spool_async(stalled(), scratch))
             while not started.is_set():
                 await asyncio.sleep(0.01)
             task.cancel()
