@@ -10,6 +10,7 @@ living tree, a child that ended between two readings is counted in its parent's.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -80,3 +81,41 @@ def settle(
             return
         last = now
     raise RuntimeError(f"the service was still busy after {timeout:.0f} s")
+
+
+class Backends:
+    """CPU of the PostgreSQL backends serving one database, sampled every `interval` by a
+    thread, so a backend that closes between two readings still counts its last sample."""
+
+    def __init__(self, server: str, database: str, interval: float = 0.2) -> None:
+        import psycopg  # noqa: PLC0415 - only with PostgreSQL
+
+        dsn = server.replace("postgresql+psycopg://", "postgresql://") + "/postgres"
+        self.connection = psycopg.connect(dsn, autocommit=True)
+        self.database, self.interval = database, interval
+        self.seen: dict[int, float] = {}
+        self.lock = threading.Lock()
+        self.stopped = threading.Event()
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _sample(self) -> None:
+        with self.lock:
+            rows = self.connection.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s", (self.database,)
+            ).fetchall()
+            for (pid,) in rows:
+                self.seen[pid] = max(self.seen.get(pid, 0.0), pids_cpu([pid]))
+
+    def _watch(self) -> None:
+        while not self.stopped.wait(self.interval):
+            self._sample()
+
+    def cpu(self) -> float:
+        """CPU seconds of every backend seen so far."""
+        self._sample()
+        return sum(self.seen.values())
+
+    def close(self) -> None:
+        self.stopped.set()
+        with self.lock:
+            self.connection.close()

@@ -44,7 +44,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -55,7 +54,7 @@ from pathlib import Path
 import httpx
 from issue_throughput import Request, hammer, issue_requests
 from load import POSTGRES_SERVER, bucket_settings, prepare, scratch_postgres
-from proc_cpu import pids_cpu, settle, tree_cpu
+from proc_cpu import Backends, settle, tree_cpu
 from publish_outbox import measure as measure_writer
 from publish_outbox import publishes as synthetic_publishes
 from report import Row, emit, median
@@ -93,44 +92,6 @@ S3_REQUEST = re.compile(r'"(GET|PUT|POST|HEAD|DELETE) /')
 
 
 # --- What the service used -----------------------------------------------------------------
-
-
-class Backends:
-    """CPU of the PostgreSQL backends serving one database, sampled every `interval` by a
-    thread, so a backend that closes between two readings still counts its last sample."""
-
-    def __init__(self, server: str, database: str, interval: float = 0.2) -> None:
-        import psycopg  # noqa: PLC0415 - only with PostgreSQL
-
-        dsn = server.replace("postgresql+psycopg://", "postgresql://") + "/postgres"
-        self.connection = psycopg.connect(dsn, autocommit=True)
-        self.database, self.interval = database, interval
-        self.seen: dict[int, float] = {}
-        self.lock = threading.Lock()
-        self.stopped = threading.Event()
-        threading.Thread(target=self._watch, daemon=True).start()
-
-    def _sample(self) -> None:
-        with self.lock:
-            rows = self.connection.execute(
-                "SELECT pid FROM pg_stat_activity WHERE datname = %s", (self.database,)
-            ).fetchall()
-            for (pid,) in rows:
-                self.seen[pid] = max(self.seen.get(pid, 0.0), pids_cpu([pid]))
-
-    def _watch(self) -> None:
-        while not self.stopped.wait(self.interval):
-            self._sample()
-
-    def cpu(self) -> float:
-        """CPU seconds of every backend seen so far."""
-        self._sample()
-        return sum(self.seen.values())
-
-    def close(self) -> None:
-        self.stopped.set()
-        with self.lock:
-            self.connection.close()
 
 
 @dataclass(frozen=True)
