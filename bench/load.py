@@ -90,6 +90,14 @@ replica's (issue 34): a replica adds no work per request."""
 TAIL_GOAL = 10.0
 """The reads' p99 under the load, at most this many times their p50 from one client alone
 (issue 34)."""
+PARTS = {
+    "multiprocessing.forkserver": "upload workers", "hbench-app serve": "service",
+    "data-repo write": "writer", "moto.server": "S3 (moto)",
+}  # fmt: skip
+"""The parts of a deployment, by a mark of their command lines: the upload workers (forked
+from the fork server, whose command line they keep) before the service that started them."""
+DATABASE_PART = "PostgreSQL"
+OTHER_PART = "other (git, …)"
 POSTGRES_SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432"
 UPLOAD_WORKERS = 2
 """A service's upload workers (`HBENCH_UPLOAD_WORKERS`' default)."""
@@ -126,6 +134,8 @@ class Ledger:
     seconds: float = 0.0
     cpu_seconds: float = 0.0
     """CPU the deployment used for the load, the work it left included (`deployment_cpu`)."""
+    cpu_by_part: dict[str, float] = field(default_factory=dict)
+    """The same CPU by the part of the deployment that used it (`PARTS`)."""
     pinned: str | None = None
     """Where the load generator and the deployment ran, when they ran apart."""
 
@@ -448,6 +458,10 @@ def cost_report(ledger: Ledger, benchmark: str) -> list[Row]:
     print(f"the deployment used {ledger.cpu_seconds:.1f} CPU seconds for the load and the "
           f"work it left: {per_request:.1f} ms per request, {ledger.per_core_second:.1f} "
           f"requests per busy core-second{where}")  # fmt: skip
+    shares = ", ".join(
+        f"{part} {cpu * 1000 / ledger.requests:.1f}" for part, cpu in ledger.cpu_by_part.items()
+    )
+    print(f"CPU ms per request, by part: {shares}")
     return [Row(benchmark, "requests per busy core-second", ledger.per_core_second, "req/s")]
 
 
@@ -524,9 +538,16 @@ def bucket_settings(endpoint: str, prefix: str) -> dict[str, str]:
 
 @contextmanager
 def running_deployment(
-    folder: Path, *, replicas: int, workers: int, postgres_server: str, s3_endpoint: str
+    folder: Path,
+    *,
+    replicas: int,
+    workers: int,
+    postgres_server: str,
+    s3_endpoint: str,
+    upload_workers: int = UPLOAD_WORKERS,
 ) -> Iterator[list[Service]]:
-    """A new database and bucket, the writer alone, and `replicas` replicas following the
+    """A new database and bucket, the writer alone, and `replicas` replicas, each of
+    `upload_workers` upload workers, following the
     data repository it pushes to (each replica's `data.git` is the writer's), each with
     its own state folder, until the block ends."""
     stores = {**bucket_settings(s3_endpoint, "hbench-load"), WRITER_POLL: "1"}
@@ -550,7 +571,7 @@ def running_deployment(
             time.sleep(0.2)
         replica_env = {
             **stores, "HBENCH_WRITER_ENABLED": "false", "HBENCH_SITE_FOLLOW": "true",
-            "HBENCH_WORKERS": str(workers),
+            "HBENCH_WORKERS": str(workers), "HBENCH_UPLOAD_WORKERS": str(upload_workers),
         }  # fmt: skip
         services = []
         for n in range(replicas):
@@ -588,12 +609,14 @@ def load_once(
         ledger.pinned = stack.enter_context(pinned_apart())
 
         def used() -> float:
-            return deployment_cpu(backends)
+            return sum(deployment_cpu(backends).values())
 
-        before = used()
+        before = deployment_cpu(backends)
         asyncio.run(run_load(urls, work, ledger, clients=args.clients, seconds=args.seconds))
         settle(used, quiet=SETTLED_CPU)
-        ledger.cpu_seconds = used() - before
+        after = deployment_cpu(backends)
+        ledger.cpu_by_part = {part: after[part] - before.get(part, 0.0) for part in after}
+        ledger.cpu_seconds = sum(ledger.cpu_by_part.values())
     problems = check_afterwards(first.url, first, ledger)
     if ledger.errors:
         for service in services:
@@ -609,13 +632,25 @@ def database_backends(database_url: str) -> Backends | None:
     return Backends(server, name)
 
 
-def deployment_cpu(backends: Backends | None) -> float:
-    """CPU seconds used so far by every process this one started (the service or the
-    replicas, their upload workers, the writer, the S3 server) and by the database's
-    PostgreSQL backends; not by this process, the load generator."""
+def deployment_cpu(backends: Backends | None) -> dict[str, float]:
+    """CPU seconds used so far by every process this one started and by the database's
+    PostgreSQL backends, by part (`PARTS`); not by this process, the load generator."""
     me = os.getpid()
-    database = backends.cpu() if backends is not None else 0.0
-    return pids_cpu(pid for pid in tree(me) if pid != me) + database
+    used = dict.fromkeys([*PARTS.values(), OTHER_PART], 0.0)
+    for pid in tree(me):
+        if pid != me:
+            used[part_of(pid)] += pids_cpu([pid])
+    used[DATABASE_PART] = backends.cpu() if backends is not None else 0.0
+    return used
+
+
+def part_of(pid: int) -> str:
+    """Which part of the deployment a process is, by its command line (`PARTS`)."""
+    try:
+        command = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return OTHER_PART
+    return next((part for marker, part in PARTS.items() if marker in command), OTHER_PART)
 
 
 @contextmanager
@@ -650,8 +685,14 @@ def replicas_main(folder: Path, job: Path, args: argparse.Namespace) -> int:
         for count in (1, args.replicas):
             where = folder / f"deployment-{count}"
             where.mkdir()
+            # The replicas share as many upload workers as one replica has: on the same
+            # cores, N replicas of UPLOAD_WORKERS each would put N times the processes on
+            # them, and each upload then costs more CPU (measured on one core: 59 ms of the
+            # workers' CPU per upload with 2 workers, 147 ms with 4, 76 ms with 2 replicas
+            # of 1), which is the processes' count, not the replicas'.
             with running_deployment(
                 where, replicas=count, workers=args.workers,
+                upload_workers=max(1, UPLOAD_WORKERS // count),
                 postgres_server=args.postgres_server, s3_endpoint=s3_endpoint,
             ) as services:  # fmt: skip
                 outcomes.append((count, *load_once(where, services, job, args)))
