@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from app.uploads.errors import not_gzip, trailing_data, truncated
+from app.uploads.errors import not_gzip, too_large, trailing_data, truncated
 from app.uploads.job_folder import DIR_FLAGS
 from app.uploads.models import DEFAULT_LIMITS, ArchiveLimits, ExtractedJob, FileDigest
 from app.uploads.tar_reader import TarReader
@@ -165,15 +165,6 @@ async def spool_async(
         with contextlib.suppress(BaseException):
             await worker
         raise
-
-
-def too_large(max_sent: int) -> HbenchError:
-    return HbenchError(
-        "upload-too-large",
-        f"the upload is over the {max_sent / MIB:.0f} MiB cap on what is sent; "
-        "send a larger job in parts (`hbench jobs upload` does), up to its board's "
-        "cap; past that, run fewer tasks per job",
-    )
 
 
 def _checked_start(head: bytes, chunk: bytes) -> bytes:

@@ -18,6 +18,15 @@ def not_gzip(why: str) -> HbenchError:
     )
 
 
+def too_large(max_sent: int) -> HbenchError:
+    return HbenchError(
+        "upload-too-large",
+        f"the upload is over the {max_sent / MIB:.0f} MiB cap on what is sent; "
+        "send a larger job in parts (`hbench jobs upload` does), up to its board's "
+        "cap; past that, run fewer tasks per job",
+    )
+
+
 def truncated(why: str) -> HbenchError:
     return HbenchError(
         "upload-truncated",
