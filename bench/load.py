@@ -569,8 +569,12 @@ def running_deployment(
                     f"the writer did not start:\n{(folder / 'writer.log').read_text()}"
                 )
             time.sleep(0.2)
+        # The writer polls every second, so publishes land while the load runs; the
+        # replicas follow the data repository at the service's own interval, as deployed:
+        # each replica rebuilds its site whenever it finds the repository moved.
         replica_env = {
-            **stores, "HBENCH_WRITER_ENABLED": "false", "HBENCH_SITE_FOLLOW": "true",
+            **{k: v for k, v in stores.items() if k != WRITER_POLL},
+            "HBENCH_WRITER_ENABLED": "false", "HBENCH_SITE_FOLLOW": "true",
             "HBENCH_WORKERS": str(workers), "HBENCH_UPLOAD_WORKERS": str(upload_workers),
         }  # fmt: skip
         services = []
