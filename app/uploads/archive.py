@@ -53,12 +53,12 @@ __all__ = [
 ]
 
 INFLATE_CHUNK = MIB
+"""Most bytes one inflate call may return: decompressed memory stays bounded whatever the ratio."""
 SPOOL_CHUNK = MIB
 """Bytes an upload worker reads of a spooled body at a time."""
 SPOOLED_NAME = "sent.tar.gz"
 UNPACKED_NAME = "unpacked"
 """A spooled upload's file and the folder it is unpacked into, inside its scratch folder."""
-"""Most bytes one inflate call may return: decompressed memory stays bounded whatever the ratio."""
 
 _GZIP_START = b"\x1f\x8b\x08"  # gzip's magic, then "deflate", its only method
 
@@ -97,7 +97,7 @@ def extract(
             for piece in gunzip.feed(chunk):
                 tar.feed(piece)
         gunzip.finish()
-        return tar.finish(compressed_bytes=gunzip.sent)
+        return tar.finish(compressed_bytes=gunzip.sent.count)
     finally:
         tar.close()
         os.close(scratch_fd)
@@ -128,19 +128,13 @@ def spool(chunks: Iterable[bytes], scratch: Path, limits: ArchiveLimits) -> Spoo
     crossed it written), one that does not start as gzip (`upload-not-gzip`), an empty one.
     """
     body = scratch / SPOOLED_NAME
-    sent = 0
-    head = b""
+    sent = _Sent(limits.max_sent_bytes)
     fd = os.open(body, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     with os.fdopen(fd, "wb") as out:
         for chunk in chunks:
-            sent += len(chunk)
-            if sent > limits.max_sent_bytes:
-                raise too_large(limits.max_sent_bytes)
-            if len(head) < len(_GZIP_START):
-                head = _checked_start(head, chunk)
+            sent.take(chunk)
             out.write(chunk)
-    if sent == 0:
-        raise not_gzip("the body is empty")
+    sent.finish()
     return SpooledBody(body, scratch / UNPACKED_NAME, limits)
 
 
@@ -165,14 +159,6 @@ async def spool_async(
         with contextlib.suppress(BaseException):
             await worker
         raise
-
-
-def _checked_start(head: bytes, chunk: bytes) -> bytes:
-    """The body's first bytes so far, with `chunk`'s; refused unless they start gzip's."""
-    head += chunk[: len(_GZIP_START) - len(head)]
-    if not _GZIP_START.startswith(head):
-        raise not_gzip("it does not start with gzip's magic bytes")
-    return head
 
 
 class _CallerGoneError(Exception):
@@ -204,25 +190,42 @@ async def _next_or_none(chunks: AsyncIterator[bytes]) -> bytes | None:
     return await anext(chunks, None)
 
 
+class _Sent:
+    """A body's bytes as they arrive: counted against the sent cap (`upload-too-large`),
+    and their start held to gzip's (`upload-not-gzip`, also for an empty body)."""
+
+    def __init__(self, max_sent: int) -> None:
+        self.count = 0
+        self._max_sent = max_sent
+        self._head = b""
+
+    def take(self, chunk: bytes) -> None:
+        self.count += len(chunk)
+        if self.count > self._max_sent:
+            raise too_large(self._max_sent)
+        if len(self._head) < len(_GZIP_START):
+            self._head += chunk[: len(_GZIP_START) - len(self._head)]
+            if not _GZIP_START.startswith(self._head):
+                raise not_gzip("it does not start with gzip's magic bytes")
+
+    def finish(self) -> None:
+        if self.count == 0:
+            raise not_gzip("the body is empty")
+
+
 class _Gunzip:
     """One gzip member, inflated in bounded pieces, with the sent bytes counted and capped."""
 
     def __init__(self, max_sent: int) -> None:
-        self.sent = 0
-        self._max_sent = max_sent
-        self._head = b""
+        self.sent = _Sent(max_sent)
         self._inflate = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer
 
     def feed(self, chunk: bytes) -> Iterator[bytes]:
         if not chunk:
             return
-        self.sent += len(chunk)
-        if self.sent > self._max_sent:
-            raise too_large(self._max_sent)
+        self.sent.take(chunk)
         if self._inflate.eof:
             raise trailing_data()
-        if len(self._head) < len(_GZIP_START):
-            self._head = _checked_start(self._head, chunk)
         data = chunk
         while True:
             try:
@@ -244,7 +247,6 @@ class _Gunzip:
                 return
 
     def finish(self) -> None:
-        if self.sent == 0:
-            raise not_gzip("the body is empty")
+        self.sent.finish()
         if not self._inflate.eof:
             raise truncated("the gzip stream ends before its end")
