@@ -7,12 +7,15 @@ to import. Importing this module, first thing in a command's module, turns the
 collector off; `loaded()`, once that module's imports are done, freezes every object
 made so far (the collector never looks at them again: they live as long as the process)
 and turns it back on, as the `gc.freeze` documentation advises for what a program
-loads at start.
+loads at start. `loading()` does the same around a block of imports, for a module
+imported after the collector is on again (the upload workers' fork server, `app.bench.warm`).
 """
 
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 gc.disable()
 
@@ -22,3 +25,13 @@ def loaded() -> None:
     collect from here on as usual."""
     gc.freeze()
     gc.enable()
+
+
+@contextmanager
+def loading() -> Iterator[None]:
+    """The block's imports load with the collector off; what they made is frozen after."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        loaded()
