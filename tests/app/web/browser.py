@@ -10,6 +10,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PageTimeout
+
+from tests.browser import WAIT_MS
 
 SCREENSHOTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "screenshots" / "web"
 
@@ -43,6 +46,20 @@ class Console:
         refused_on_purpose = urlsplit(response.url).path in self.EXPECTED_REFUSALS
         if response.status >= 400 and not (response.status < 500 and refused_on_purpose):
             self.problems.append(f"HTTP {response.status}: {response.url}")
+
+
+def wait_for_upload(page: Page) -> None:
+    """Wait for Your bench's upload to land on its job's page, for as long as the service's
+    checks may take on a loaded machine; if it doesn't, fail with what the page said."""
+    try:
+        page.wait_for_url("**/bench/jobs/*?done=uploaded", timeout=WAIT_MS)
+    except PageTimeout as timeout:
+        said = page.locator("#upload-status").text_content() or ""
+        refused = page.locator("#upload-problems").all_inner_texts()
+        raise AssertionError(
+            f"the upload did not reach its job's page in {WAIT_MS} ms; the page said "
+            f"{said!r}, refusals {refused}"
+        ) from timeout
 
 
 def screenshot(page: Page, name: str) -> None:

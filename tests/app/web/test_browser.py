@@ -32,6 +32,7 @@ from .browser import (
     UNLABELLED,
     Console,
     screenshot,
+    wait_for_upload,
 )
 
 pytestmark = pytest.mark.browser
@@ -132,7 +133,7 @@ def test_a_folder_packed_in_the_page_is_accepted(
     console = Console(page)
     page.goto("/bench")
     page.set_input_files("#folder-input", sealed.path)
-    page.wait_for_url("**/bench/jobs/*?done=uploaded")
+    wait_for_upload(page)
     expect(page.get_by_role("status")).to_contain_text("kept private until you publish it")
     expect(page.locator("#job-status")).to_have_text("Private")
     screenshot(page, "job")
@@ -199,6 +200,6 @@ def test_a_dropped_archive_is_sent_as_it_is(page: Page, sealed_archive: bytes) -
         }""",
         list(sealed_archive),
     )
-    page.wait_for_url("**/bench/jobs/*?done=uploaded")
+    wait_for_upload(page)
     expect(page.locator("#job-status")).to_have_text("Private")
     assert console.problems == []

@@ -34,7 +34,7 @@ from tests.hbench.cli.service import loopback_socket, serving_on, url_of
 
 from ..conftest import NO_REGRADES, github_settings
 from ..github.conftest import rsa_keys
-from .browser import Console, screenshot
+from .browser import Console, screenshot, wait_for_upload
 
 __all__ = ["rsa_keys"]
 
@@ -125,7 +125,7 @@ def test_sign_in_issue_upload_and_publish_in_the_browser(
         page.get_by_role("link", name="Your bench").first.click()
         page.get_by_label("Run token").fill(token)
         page.set_input_files("#folder-input", job_dir)
-        page.wait_for_url("**/bench/jobs/*?done=uploaded")
+        wait_for_upload(page)
         expect(page.locator("#job-status")).to_have_text("Private")
         screenshot(page, "e2e-uploaded")
 

@@ -45,6 +45,7 @@ from app.web.guide_facts import EXAMPLE_SUFFIX
 from hbench.demo import demo_spec
 from hbench.sandbox import IMPORT_PATH
 from registry.loader import DEFAULT_DIR, Registry, load_registry
+from tests.browser import WAIT_MS
 from tests.fakes.github import FakeGitHub
 from tests.hbench.cli.helpers import HBENCH, hbench, write_spec
 from tests.hbench.cli.service import loopback_socket, serving_on, url_of
@@ -53,7 +54,7 @@ from ..bench.jobs import SealedJob
 from ..conftest import NO_REGRADES, github_settings
 from ..github.conftest import rsa_keys
 from ..publish.conftest import variant
-from .browser import Console, screenshot
+from .browser import Console, screenshot, wait_for_upload
 from .test_end_to_end import browser, github
 
 __all__ = ["browser", "github", "rsa_keys"]
@@ -235,6 +236,7 @@ def test_the_three_guides_walked_as_a_user(
     url = service.url
     github.signing_in = github.add_user("octocat")
     context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=url)
+    context.set_default_timeout(WAIT_MS)
     page: Page = context.new_page()
     console = Console(page)
     walk = tmp_path / "walk"
@@ -276,7 +278,7 @@ def test_the_three_guides_walked_as_a_user(
 
         # Upload a job in the browser: paste the run token into Run token, drop the folder.
         upload_folder(page, issued_dir, token)
-        page.wait_for_url("**/bench/jobs/*?done=uploaded")
+        wait_for_upload(page)
         issued_id = page.url.split("/bench/jobs/")[1].split("?")[0]
         expect(page.locator("#job-status")).to_have_text("Private")
         expect(page.locator("dl.facts").first).to_contain_text("yes, for hbench-demo")
@@ -423,7 +425,7 @@ def test_the_three_guides_walked_as_a_user(
         job_id = json.loads((issued_dir / "result.json").read_text())["id"]
         message = f"hbench job {job_id} was published before, {AGAIN}"
         upload_folder(page, issued_dir)
-        page.wait_for_url("**/bench/jobs/*?done=uploaded")
+        wait_for_upload(page)
         copy_id = page.url.split("/bench/jobs/")[1].split("?")[0]
         expect(page.locator("#job-status")).to_have_text("Private")
         expect(page.locator("#counted-before")).to_have_text(
@@ -461,7 +463,7 @@ def test_the_three_guides_walked_as_a_user(
         renamed.write_bytes(variant(SealedJob(issued_dir, answer["spec"]), tmp_path))
         page.get_by_role("link", name="Your bench").first.click()
         page.set_input_files("#archive-input", renamed)
-        page.wait_for_url("**/bench/jobs/*?done=uploaded")
+        wait_for_upload(page)
         expect(page.locator("#counted-before")).to_be_visible()
         expect(page.locator("ul.notes").first).to_contain_text(
             re.compile(rf"^a trial of \S+ was published before, {AGAIN} bench-published-before")
