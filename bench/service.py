@@ -215,10 +215,12 @@ def serve_with_noop(port: int, state: Path) -> None:
     """Serve the app exactly as `hbench-app serve` does (its command, so the same
     settings, server configuration, access log and number of workers), plus
     `GET /bench/noop`: the command's app, and each worker's, is built with it."""
+    import app.main  # noqa: PLC0415
     from app import cli  # noqa: PLC0415
 
-    built = cli.create_app
-    cli.create_app = lambda settings=None: with_noop(built(settings))  # type: ignore[assignment]
+    # `serve` imports `create_app` from `app.main` as it starts: it finds this one there.
+    built = app.main.create_app
+    app.main.create_app = lambda settings=None: with_noop(built(settings))  # type: ignore[assignment]
     cli.APP_FACTORY = f"{Path(__file__).stem}:{noop_app.__name__}"
     cli.serve(host="127.0.0.1", port=port, state_dir=state)
 
