@@ -117,7 +117,7 @@ def engines_on_base64() -> tuple[float, float]:
     options = re2.Options()
     options.max_mem = 256 * MIB
     rules = re2.Set.SearchSet(options)
-    for rule in engine.ruleset.rules:
+    for rule in engine.patterns.rules:
         rules.Add(rule.regex.encode())
     rules.Compile()
     small = noise[: 16 * 1024]
