@@ -88,7 +88,9 @@ def grow(source: Path, dest: Path, tasks: int, size: int) -> int:
     config["n_attempts"] = 2
     started = datetime.fromisoformat(totals["started_at"])
     per_file = size // (tasks * 2 * len(PADDING))
-    names, entries, rewards = [], [], {"1.0": [], "0.0": []}
+    names: list[str] = []
+    entries: list[Any] = []
+    rewards: dict[str, list[str]] = {"1.0": [], "0.0": []}
     for index in range(tasks * 2):
         template = templates[index % len(templates)]
         task = f"task-{index // 2:04d}"

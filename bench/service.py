@@ -220,7 +220,7 @@ def serve_with_noop(port: int, state: Path) -> None:
 
     # `serve` imports `create_app` from `app.main` as it starts: it finds this one there.
     built = app.main.create_app
-    app.main.create_app = lambda settings=None: with_noop(built(settings))  # type: ignore[assignment]
+    app.main.create_app = lambda settings=None: with_noop(built(settings))
     cli.APP_FACTORY = f"{Path(__file__).stem}:{noop_app.__name__}"
     cli.serve(host="127.0.0.1", port=port, state_dir=state)
 

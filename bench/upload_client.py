@@ -302,11 +302,19 @@ def main(argv: list[str] | None = None) -> int:
             endpoint = f"{service.url}/api/bench/uploads"
             floor = folder / "floor.py"
             floor.write_text(FLOOR, encoding="utf-8")
-            where = {"endpoint": endpoint, "token": token, "headers": headers, "floor": floor}
-            small = time_job(job, args.repeat, **where)
+            small = time_job(
+                job, args.repeat, endpoint=endpoint, token=token, headers=headers, floor=floor
+            )
             # The large job's figure is its throughput; the typer floor is the small job's.
             big = (
-                time_job(large, args.large_repeat, **{**where, "floor": None})
+                time_job(
+                    large,
+                    args.large_repeat,
+                    endpoint=endpoint,
+                    token=token,
+                    headers=headers,
+                    floor=None,
+                )
                 if large is not None
                 else None
             )
