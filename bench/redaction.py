@@ -73,7 +73,7 @@ def redact_in_memory(data: bytes) -> int:
     for start in range(0, len(data), READ_CHUNK):
         stream.feed(data[start : start + READ_CHUNK])
     stream.finish()
-    return int(stream.count)
+    return stream.count
 
 
 def find_in_memory(data: bytes) -> int:

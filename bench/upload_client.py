@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from report import Row, emit, median
@@ -302,19 +303,11 @@ def main(argv: list[str] | None = None) -> int:
             endpoint = f"{service.url}/api/bench/uploads"
             floor = folder / "floor.py"
             floor.write_text(FLOOR, encoding="utf-8")
-            small = time_job(
-                job, args.repeat, endpoint=endpoint, token=token, headers=headers, floor=floor
-            )
+            timed = partial(time_job, endpoint=endpoint, token=token, headers=headers)
+            small = timed(job, args.repeat, floor=floor)
             # The large job's figure is its throughput; the typer floor is the small job's.
             big = (
-                time_job(
-                    large,
-                    args.large_repeat,
-                    endpoint=endpoint,
-                    token=token,
-                    headers=headers,
-                    floor=None,
-                )
+                timed(large, args.large_repeat, floor=None)
                 if large is not None
                 else None
             )
