@@ -306,11 +306,7 @@ def main(argv: list[str] | None = None) -> int:
             timed = partial(time_job, endpoint=endpoint, token=token, headers=headers)
             small = timed(job, args.repeat, floor=floor)
             # The large job's figure is its throughput; the typer floor is the small job's.
-            big = (
-                timed(large, args.large_repeat, floor=None)
-                if large is not None
-                else None
-            )
+            big = timed(large, args.large_repeat, floor=None) if large is not None else None
     load = os.getloadavg()[0]
     rows = small_rows(small, size, args.repeat, load)
     if big is not None:
